@@ -1,0 +1,1 @@
+"""estatebot: notebook-first toolkit for real-estate chatbots."""

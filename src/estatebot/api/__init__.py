@@ -1,0 +1,1 @@
+"""The thin typed API layer: the only place that talks HTTP."""
