@@ -14,6 +14,7 @@ Every error the toolkit raises derives from :class:`EstatebotError`::
     │   └── ServerError             5xx
     ├── APIConnectionError          the transport failed (refused, reset, dropped mid-stream)
     │   └── APITimeoutError         the request or the stream timed out
+    ├── PullError                   a page of a pull failed after retries (names the page)
     └── LocatedError                a data-layer error naming its row, column and value
         ├── SheetError              a spreadsheet cannot be read as listings
         └── PlanError               a plan cannot be made or applied
@@ -156,6 +157,18 @@ def error_class_for(status: int) -> type[APIError]:
     if status >= 500:
         return ServerError
     return APIError
+
+
+class PullError(EstatebotError):
+    """A page of a listing pull failed after the client's retries; names the page and why."""
+
+    def __init__(self, page: int, cause: EstatebotError) -> None:
+        self.page = page
+        self.cause = cause
+        super().__init__(
+            f"pulling listings failed at page {page}: {cause} "
+            "(pass on_error='skip' to keep the pages that did arrive)"
+        )
 
 
 class LocatedError(EstatebotError, ValueError):

@@ -1,0 +1,32 @@
+"""Progress bars for long work: tqdm.auto, on by default, off when asked, in CI or by environment.
+
+``ESTATEBOT_PROGRESS=0`` turns every bar off, including notebook bars (which ``TQDM_DISABLE`` does
+not reach); ``CI=true`` does too, so logs stay readable. ``progress=True``/``False`` on a call wins
+over both.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tqdm.auto import tqdm
+
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def progress_enabled(progress: bool | None = None) -> bool:
+    """Whether to show a bar: the caller's choice, else ``ESTATEBOT_PROGRESS``, else not in CI."""
+    if progress is not None:
+        return progress
+    setting = os.environ.get("ESTATEBOT_PROGRESS")
+    if setting is not None:
+        return setting.strip().lower() not in _FALSE
+    return os.environ.get("CI", "").strip().lower() in _FALSE
+
+
+def progress_bar(
+    total: int | None, desc: str, *, progress: bool | None = None, unit: str = "it"
+) -> tqdm[Any]:
+    """A tqdm bar (a disabled one when progress is off, so callers never branch)."""
+    return tqdm(total=total, desc=desc, unit=unit, disable=not progress_enabled(progress))

@@ -1,0 +1,254 @@
+"""A tolerant decoder for the body of a streamed ClientAsk, with no I/O of its own.
+
+The body is a sequence of JSON objects: fragments ``{"content": "..."}`` then one final object
+(``QuestionID``, ``AnswerID``, ``Answer``, ``TotalToken``). The contract does not say how they are
+framed, so every framing the addendum lists is accepted, detected from the first non-blank byte:
+
+* ``{``: bare JSON objects, newline-delimited or concatenated with no separator;
+* anything else: Server-Sent Events, one object per event's data, with an optional ``[DONE]``.
+
+:class:`StreamDecoder` turns bytes (in chunks of any size) into :data:`StreamEvent` values;
+:class:`AnswerAssembler` turns those into a :class:`~estatebot.api.models.StreamResult`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from httpx_sse import ServerSentEvent
+from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+from pydantic import ValidationError
+
+from estatebot.api.models import StreamResult
+
+
+class StreamDecodeError(ValueError):
+    """The stream cannot be decoded: malformed JSON, invalid UTF-8, or a truncated object."""
+
+
+class StreamFailure(Exception):
+    """The stream carried a failure envelope (``Success: false``) with its ``Code`` and ``Message``.
+
+    Raised by :meth:`AnswerAssembler.add` and :func:`decode_all`; the client maps it to the
+    :mod:`estatebot.api.errors` tree.
+    """
+
+    def __init__(self, code: int | None, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(f"stream failed (Code {code}): {message}" if code is not None else message)
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A piece of answer text, to show as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Final:
+    """The final object, keys normalized to ``QuestionID``, ``AnswerID``, ``Answer``,
+    ``TotalToken`` and ``noAnswer`` (only those present and not null)."""
+
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failure envelope found inside the stream."""
+
+    code: int | None
+    message: str
+
+
+StreamEvent = Fragment | Final | Failure
+
+# Lower-cased wire key -> the name StreamResult knows it by (its alias).
+_FINAL_KEYS = {
+    "questionid": "QuestionID",
+    "answerid": "AnswerID",
+    "answer": "Answer",
+    "totaltoken": "TotalToken",
+    "noanswer": "noAnswer",
+}
+# Any of these marks an object as the final one, even without `TaskCompleted: true`.
+_FINAL_MARKERS = ("questionid", "answerid", "answer", "totaltoken")
+_JSON_SPACE = re.compile(r"[ \t\r\n]*")
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:60] + "...")
+
+
+def _as_int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def classify(obj: Any) -> StreamEvent | None:
+    """The event one decoded JSON value stands for, or None for anything unrecognized."""
+    if not isinstance(obj, dict):
+        return None
+    keys: dict[str, Any] = {}
+    for key, value in obj.items():
+        keys.setdefault(str(key).lower(), value)  # the first spelling of a key wins
+    if keys.get("success") is False:
+        return Failure(_as_int(keys.get("code")), str(keys.get("message") or ""))
+    if keys.get("taskcompleted") is True or any(k in keys for k in _FINAL_MARKERS):
+        payload = {name: keys[k] for k, name in _FINAL_KEYS.items() if keys.get(k) is not None}
+        try:
+            dumped = StreamResult.model_validate(payload).model_dump(by_alias=True)
+        except ValidationError as exc:
+            raise StreamDecodeError(f"bad final object {_short(json.dumps(obj))}") from exc
+        # Keep only the keys the server sent, but with their validated types ("12" -> 12).
+        return Final({name: dumped[name] for name in payload})
+    text = keys.get("content")
+    return Fragment(text) if isinstance(text, str) else None
+
+
+class StreamDecoder:
+    """Incremental decoder: :meth:`feed` each chunk of the body, then :meth:`flush` at its end."""
+
+    def __init__(self) -> None:
+        # utf-8-sig drops a byte order mark; the incremental decoder keeps a multi-byte
+        # character split across chunks until its last byte arrives.
+        self._utf8 = codecs.getincrementaldecoder("utf-8-sig")()
+        self._framing: Literal["json", "sse"] | None = None
+        self._head = ""  # blank text seen before the framing is known
+        self._buffer = ""  # JSON framing: text not yet decoded (an incomplete object)
+        self._json = json.JSONDecoder()
+        self._lines = SSELineDecoder()
+        self._sse = SSEDecoder()
+        self._done = False  # SSE `[DONE]` seen: the rest of the body is ignored
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        """The events completed by this chunk (any size, down to one byte)."""
+        return self._text(self._decode_utf8(chunk, final=False))
+
+    def flush(self) -> list[StreamEvent]:
+        """The events left at the end of the body; raises if it ends inside a JSON object."""
+        events = self._text(self._decode_utf8(b"", final=True))
+        if self._done:
+            return events
+        if self._framing == "sse":
+            # Tolerate a body missing its last newline or its final blank line.
+            events += self._sse_lines([*self._lines.flush(), ""])
+        elif self._framing == "json" and self._buffer.strip():
+            raise StreamDecodeError(f"stream ends inside a JSON object: {_short(self._buffer)}")
+        return events
+
+    def _decode_utf8(self, chunk: bytes, *, final: bool) -> str:
+        try:
+            return self._utf8.decode(chunk, final)
+        except UnicodeDecodeError as exc:
+            raise StreamDecodeError(f"stream is not valid UTF-8: {exc}") from exc
+
+    def _text(self, text: str) -> list[StreamEvent]:
+        if self._done or not text:
+            return []
+        if self._framing is None:
+            self._head += text
+            start = self._head.lstrip(" \t\r\n")
+            if not start:
+                return []
+            self._framing = "json" if start.startswith("{") else "sse"
+            text, self._head = self._head, ""
+        if self._framing == "json":
+            return self._json_objects(text)
+        return self._sse_lines(self._lines.decode(text))
+
+    def _json_objects(self, text: str) -> list[StreamEvent]:
+        buf = self._buffer + text
+        events: list[StreamEvent] = []
+        pos = 0
+        while True:
+            match = _JSON_SPACE.match(buf, pos)  # always matches (`*`), maybe empty
+            pos = match.end() if match else pos
+            if pos == len(buf):
+                break
+            if buf[pos] != "{":  # every item is an object, so this can never become valid
+                raise StreamDecodeError(f"expected a JSON object, got {_short(buf[pos:])}")
+            try:
+                obj, pos = self._json.raw_decode(buf, pos)
+            except json.JSONDecodeError:
+                break  # most likely incomplete: keep the tail; flush() reports it if it stays
+            event = classify(obj)
+            if event is not None:
+                events.append(event)
+        self._buffer = buf[pos:]
+        return events
+
+    def _sse_lines(self, lines: list[str]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for line in lines:
+            sse: ServerSentEvent | None = self._sse.decode(line)
+            data = sse.data.strip() if sse is not None else ""
+            if not data:  # no event yet, or one without data (only `event:`, `id:`, `retry:`)
+                continue
+            if data == "[DONE]":
+                self._done = True
+                break
+            try:
+                obj = json.loads(data)
+            except json.JSONDecodeError as exc:
+                raise StreamDecodeError(f"malformed JSON in SSE data: {_short(data)}") from exc
+            event = classify(obj)
+            if event is not None:
+                events.append(event)
+        return events
+
+
+class AnswerAssembler:
+    """Accumulates stream events into the answer and the final :class:`StreamResult`."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._final: Final | None = None
+
+    def add(self, event: StreamEvent) -> str | None:
+        """Record one event; returns the fragment text to show, if any.
+
+        Raises :class:`StreamFailure` for a :class:`Failure` event.
+        """
+        if isinstance(event, Failure):
+            raise StreamFailure(event.code, event.message)
+        if isinstance(event, Final):
+            self._final = event
+            return None
+        self._parts.append(event.text)
+        return event.text or None
+
+    @property
+    def text(self) -> str:
+        """The fragments joined so far."""
+        return "".join(self._parts)
+
+    def result(self) -> StreamResult:
+        """The final object (its answer falling back to the fragments), or the fragments alone
+        marked ``complete=False`` when the stream ended without a final object."""
+        if self._final is None:
+            return StreamResult.model_validate({"Answer": self.text, "complete": False})
+        payload = dict(self._final.payload)
+        if not payload.get("Answer"):
+            payload["Answer"] = self.text
+        return StreamResult.model_validate(payload)
+
+
+def decode_all(body: bytes) -> StreamResult:
+    """Decode a whole body at once.
+
+    Raises :class:`StreamDecodeError` if it is malformed and :class:`StreamFailure` if it
+    carries a failure envelope.
+    """
+    decoder = StreamDecoder()
+    assembler = AnswerAssembler()
+    for event in [*decoder.feed(body), *decoder.flush()]:
+        assembler.add(event)
+    return assembler.result()

@@ -1,0 +1,83 @@
+"""The paging decisions of a listing pull, apart from any I/O.
+
+Paging rules (the addendum's decisions, and the variants the client must survive):
+
+* Page 1 is fetched first. Its ``VirtualCount`` (the total matching) says how many pages remain;
+  those are fetched together, at most ``concurrency`` at a time.
+* A server that caps the page size returns fewer rows than asked while ``VirtualCount`` says more
+  remain: the cap becomes the page size for every later page (page numbers count in that size).
+* ``VirtualCount`` may be missing or wrong, so the pull only ends on a short or empty page: after
+  the expected pages, one more page is probed when the last was full, and, when the count was
+  missing or too small, waves of ``concurrency`` pages follow until a short one arrives.
+* Pages are reassembled in page order, and a listing seen twice (rows moving between pages while
+  the pull runs) is kept once, at its first position.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from estatebot.api.models import ListingPage
+
+
+@dataclass
+class Pager:
+    """Which pages to fetch next, given the pages seen so far. Pure: no I/O.
+
+    ``None`` in a batch of results stands for a page that failed and was skipped.
+    """
+
+    page_size: int
+    concurrency: int
+    size: int = 0
+    expected_pages: int | None = None
+    pages: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    missing: list[int] = field(default_factory=list)
+
+    def start(self, first: ListingPage) -> list[int]:
+        """Take page 1 and return the first batch of further pages (empty when done)."""
+        rows = len(first.records)
+        self.pages[1] = first.records
+        total = first.virtual_count
+        if rows == 0:
+            return []
+        capped = rows < self.page_size and (total is None or total > rows)
+        # A server that caps the size, or ignores it and sends more, sets the size of every page.
+        self.size = rows if capped or rows > self.page_size else self.page_size
+        if total is not None and total > rows:
+            self.expected_pages = math.ceil(total / self.size)
+            return list(range(2, self.expected_pages + 1))
+        if rows < self.page_size and not capped:
+            return []
+        # Page 1 was full and the count is missing, or says nothing remains: probe, the count may
+        # be wrong. A possible cap with no count probes one page at the capped size.
+        return self._probe(after=1, trusted=total is not None or capped)
+
+    def advance(self, batch: Sequence[int], results: Sequence[ListingPage | None]) -> list[int]:
+        """Take a batch's results (in the batch's order) and return the next batch."""
+        for number, page in zip(batch, results, strict=True):
+            if page is None:
+                self.missing.append(number)
+                continue
+            self.pages[number] = page.records
+            if len(page.records) < self.size:
+                return []
+        within_count = self.expected_pages is not None and batch[-1] <= self.expected_pages
+        if within_count and results[-1] is None:
+            return []
+        if not within_count and all(page is None for page in results):
+            # Probing past the count and nothing arrives: stop rather than probe for ever.
+            return []
+        return self._probe(after=batch[-1], trusted=within_count)
+
+    def _probe(self, *, after: int, trusted: bool) -> list[int]:
+        # Right after a count that looked correct one page suffices; otherwise fetch in waves.
+        width = 1 if trusted else self.concurrency
+        return list(range(after + 1, after + 1 + width))
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every record, in page order."""
+        return [record for number in sorted(self.pages) for record in self.pages[number]]
