@@ -76,9 +76,9 @@ def test_every_missing_required_field_is_named_once() -> None:
 def test_union_number_reports_one_problem_per_field_with_the_value() -> None:
     with pytest.raises(pydantic.ValidationError) as caught:
         models.ListingInput.model_validate(listing(Bedrooms="three"))
-    assert models.field_problems(caught.value) == [
-        ("Bedrooms", "Input should be a valid integer, unable to parse string as an integer", "three")
-    ]
+    [(field, message, value)] = models.field_problems(caught.value)
+    assert (field, value) == ("Bedrooms", "three")
+    assert message.startswith("Input should be a valid integer")
 
 
 def test_unknown_fields_are_refused_by_request_models() -> None:
