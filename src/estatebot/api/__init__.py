@@ -1,1 +1,78 @@
-"""The thin typed API layer: the only place that talks HTTP."""
+"""The thin typed API layer: the only place that talks HTTP.
+
+``Client`` and ``AsyncClient`` with their resources (``chatbots``, ``chat``, ``listings``), the
+models of every request and response, and the exception tree.
+"""
+
+from estatebot.api import errors, models
+from estatebot.api.chat import AsyncChatStream, ChatStream
+from estatebot.api.client import AsyncClient, Client
+from estatebot.api.errors import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    ConfigurationError,
+    ConflictError,
+    EstatebotError,
+    FieldProblem,
+    InvalidRequestError,
+    NotFoundError,
+    RateLimitError,
+    RequestValidationError,
+    ServerError,
+)
+from estatebot.api.models import (
+    AIModel,
+    Answer,
+    AreaUnit,
+    ChatAskType,
+    ChatbotSettings,
+    ExtensionItem,
+    KeyType,
+    ListingInput,
+    ListingPage,
+    ListingStatus,
+    ListingUpdate,
+    SaleType,
+    SpaceType,
+    StreamResult,
+    Tours,
+)
+
+__all__ = [
+    "AIModel",
+    "APIConnectionError",
+    "APIError",
+    "APITimeoutError",
+    "Answer",
+    "AreaUnit",
+    "AsyncChatStream",
+    "AsyncClient",
+    "AuthenticationError",
+    "ChatAskType",
+    "ChatStream",
+    "ChatbotSettings",
+    "Client",
+    "ConfigurationError",
+    "ConflictError",
+    "EstatebotError",
+    "ExtensionItem",
+    "FieldProblem",
+    "InvalidRequestError",
+    "KeyType",
+    "ListingInput",
+    "ListingPage",
+    "ListingStatus",
+    "ListingUpdate",
+    "NotFoundError",
+    "RateLimitError",
+    "RequestValidationError",
+    "SaleType",
+    "ServerError",
+    "SpaceType",
+    "StreamResult",
+    "Tours",
+    "errors",
+    "models",
+]

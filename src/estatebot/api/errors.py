@@ -66,7 +66,11 @@ class RequestValidationError(EstatebotError, ValueError):
 
 
 class APIError(EstatebotError):
-    """The service reported a failure, through the HTTP status or the envelope."""
+    """The service reported a failure, through the HTTP status or the envelope.
+
+    ``retry_after`` is the wait in seconds the service asked for (``Retry-After``), if any: a 429
+    carries it, and so may a 503.
+    """
 
     def __init__(
         self,
@@ -75,11 +79,13 @@ class APIError(EstatebotError):
         operation: str,
         code: int | None = None,
         status_code: int | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.message = message
         self.operation = operation
         self.code = code
         self.status_code = status_code
+        self.retry_after = retry_after
         super().__init__(self._describe())
 
     def _describe(self) -> str:
@@ -110,18 +116,6 @@ class ConflictError(APIError):
 
 class RateLimitError(APIError):
     """429: too many messages; ``retry_after`` is the wait in seconds the service asked for."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        operation: str,
-        code: int | None = None,
-        status_code: int | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        self.retry_after = retry_after
-        super().__init__(message, operation=operation, code=code, status_code=status_code)
 
 
 class ServerError(APIError):

@@ -1,0 +1,39 @@
+"""A local stand-in for the service: FastAPI over SQLite, with fault injection.
+
+Start it for a block of code with :func:`running` (tests, notebooks, benchmarks) or in the
+foreground with :func:`serve`::
+
+    from estatebot import emulator
+
+    with emulator.running() as server:       # demo data; server.base_url, .api_key, ...
+        server.faults.latency_ms = 50        # faults and options can change while it runs
+        ...
+
+It shares only :mod:`estatebot.api.models` with the client and never imports the client.
+"""
+
+from .app import AI_MODELS, Emulator, Framing, Options, create_app
+from .faults import FaultDecision, Faults
+from .seed import DEMO_API_KEY, DEMO_SERIAL, DEMO_SESSION_KEY, SAMPLE_LISTINGS
+from .server import EmulatorServer, running, serve
+from .store import ListingConflict, Store, Workspace
+
+__all__ = [
+    "AI_MODELS",
+    "DEMO_API_KEY",
+    "DEMO_SERIAL",
+    "DEMO_SESSION_KEY",
+    "SAMPLE_LISTINGS",
+    "Emulator",
+    "EmulatorServer",
+    "FaultDecision",
+    "Faults",
+    "Framing",
+    "ListingConflict",
+    "Options",
+    "Store",
+    "Workspace",
+    "create_app",
+    "running",
+    "serve",
+]

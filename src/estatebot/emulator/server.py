@@ -1,0 +1,259 @@
+"""Run the emulator: in a background thread for tests and notebooks, or in the foreground.
+
+:func:`running` is a context manager yielding an :class:`EmulatorServer` on a free loopback port;
+it starts in well under a second and stops cleanly on exit. :func:`serve` blocks and prints the
+base URL and the demo credentials (they are the emulator's public demo values, not secrets).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any
+
+import uvicorn
+
+from estatebot.api.models import ChatbotSettings
+
+from .app import Emulator, Framing, check_framing, create_app
+from .faults import Faults
+from .seed import (
+    DEMO_API_KEY,
+    DEMO_SERIAL,
+    DEMO_SESSION_KEY,
+    SeedSpec,
+    load_seed,
+    validated_listings,
+)
+from .store import DEFAULT_CHATBOT_SETTINGS, Store, Workspace
+
+_STARTUP_TIMEOUT_S = 10.0
+_CUT_REPLY_LOG = "ASGI callable returned without completing response."
+
+
+class _QuietDrops(logging.Filter):
+    """Hide the server's note about a reply cut short: injected drops do it on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != _CUT_REPLY_LOG
+
+
+def _quiet_drops() -> None:
+    server_log = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _QuietDrops) for f in server_log.filters):
+        server_log.addFilter(_QuietDrops())
+
+
+@dataclass
+class EmulatorServer:
+    """A running emulator: where it listens, the demo credentials, and live controls.
+
+    ``faults`` and the options (``framing``, ``max_page_size``, ``stream_delay_ms``) can be
+    changed at any time; ``request_counts[operation]`` counts the requests each operation got.
+    """
+
+    base_url: str
+    store: Store
+    emulator: Emulator
+    api_key: str = DEMO_API_KEY
+    session_key: str = DEMO_SESSION_KEY
+    serial: str = DEMO_SERIAL
+
+    def __repr__(self) -> str:
+        return f"EmulatorServer(base_url={self.base_url!r}, serial={self.serial!r})"
+
+    @property
+    def faults(self) -> Faults:
+        """The live fault settings."""
+        return self.emulator.faults
+
+    @property
+    def request_counts(self) -> Counter[str]:
+        """Requests received per operation name (``"RealEstateList"``, ...); 0 when none."""
+        return self.emulator.request_counts
+
+    @property
+    def framing(self) -> Framing:
+        """The stream framing: ``"sse"``, ``"ndjson"`` or ``"concatenated"``."""
+        return self.emulator.options.framing
+
+    @framing.setter
+    def framing(self, value: Framing | str) -> None:
+        self.set_framing(value)
+
+    def set_framing(self, framing: Framing | str) -> None:
+        """Change the stream framing for the next streamed answers."""
+        self.emulator.options.framing = check_framing(framing)
+
+    @property
+    def max_page_size(self) -> int:
+        """The RealEstateList page-size cap."""
+        return self.emulator.options.max_page_size
+
+    @max_page_size.setter
+    def max_page_size(self, value: int) -> None:
+        self.emulator.options.max_page_size = value
+
+    @property
+    def stream_delay_ms(self) -> float:
+        """The pause between streamed objects."""
+        return self.emulator.options.stream_delay_ms
+
+    @stream_delay_ms.setter
+    def stream_delay_ms(self, value: float) -> None:
+        self.emulator.options.stream_delay_ms = value
+
+    def add_workspace(self) -> Workspace:
+        """A new workspace with random credentials."""
+        return self.store.add_workspace()
+
+    def add_chatbot(self, workspace: Workspace | str, **settings: Any) -> str:
+        """A new chatbot in a workspace (or the workspace of an API key); returns its serial.
+
+        ``settings`` are Edit field names (validated like an Edit body); the rest default to
+        the store's defaults.
+        """
+        if isinstance(workspace, Workspace):
+            workspace_id: int | None = workspace.id
+        else:
+            workspace_id = self.store.workspace_by_api_key(workspace)
+        if workspace_id is None:
+            raise ValueError("no workspace has this API key")
+        checked = ChatbotSettings.model_validate({"serialNumber": "x", **settings})
+        given = checked.model_dump(mode="json", exclude_none=True, exclude={"serial_number"})
+        return self.store.add_chatbot(workspace_id, {**DEFAULT_CHATBOT_SETTINGS, **given})
+
+    def add_listings(
+        self, serial: str, listings: Iterable[Mapping[str, Any]], *, validate: bool = True
+    ) -> list[int]:
+        """Bulk-insert Create bodies (without SerialNumber) into a chatbot; returns their IDs.
+
+        With ``validate`` (the default) each body is checked with ``ListingInput`` (lax mode,
+        about 10 µs a listing); pass ``validate=False`` for bodies known to be valid.
+        Raises ``ValueError`` for an invalid body and ``ListingConflict`` for a duplicate MLS
+        number or URL; either way nothing is inserted.
+        """
+        items = list(listings)
+        stored = validated_listings(items, serial) if validate else items
+        return self.store.add_listings(serial, stored)
+
+
+def _bind_socket(host: str, port: int) -> socket.socket:
+    # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only for a
+    # socket whose proto says TCP, and without it every keep-alive request waits ~40 ms (Nagle).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def _build(
+    db: str | PathLike[str],
+    seed: SeedSpec,
+    latency_ms: float,
+    fail_rate: float,
+    framing: Framing | str,
+    max_page_size: int,
+    stream_delay_ms: float,
+) -> tuple[Store, Emulator, Any]:
+    store = Store(str(db))
+    load_seed(store, seed)
+    app = create_app(
+        store,
+        Faults(latency_ms=latency_ms, fail_rate=fail_rate),
+        framing,
+        max_page_size=max_page_size,
+        stream_delay_ms=stream_delay_ms,
+    )
+    return store, app.state.emulator, app
+
+
+@contextmanager
+def running(
+    *,
+    seed: SeedSpec = "demo",
+    db: str | PathLike[str] = ":memory:",
+    latency_ms: float = 0,
+    fail_rate: float = 0.0,
+    framing: Framing | str = "sse",
+    max_page_size: int = 100,
+    stream_delay_ms: float = 0,
+    port: int = 0,
+) -> Iterator[EmulatorServer]:
+    """Serve the emulator on 127.0.0.1 in a background thread for the ``with`` block.
+
+    ``seed``: ``"demo"`` (demo workspace with sample listings), None (demo workspace, no
+    listings) or a path to a JSON list of Create bodies (see :mod:`.seed`). ``port=0`` picks a
+    free port. The server accepts connections when the block starts and is stopped at its end.
+    """
+    store, emulator, app = _build(
+        db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms
+    )
+    sock = _bind_socket("127.0.0.1", port)
+    _quiet_drops()
+    config = uvicorn.Config(
+        app,
+        log_config=None,  # leave the host process's logging alone
+        log_level=logging.WARNING,
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+        ws="none",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="estatebot-emulator", daemon=True
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + _STARTUP_TIMEOUT_S
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the emulator did not start")
+            time.sleep(0.002)
+        bound_port = sock.getsockname()[1]
+        yield EmulatorServer(
+            base_url=f"http://127.0.0.1:{bound_port}", store=store, emulator=emulator
+        )
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()
+        store.close()
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    db: str | PathLike[str] = ":memory:",
+    seed: SeedSpec = "demo",
+    latency_ms: float = 0,
+    fail_rate: float = 0.0,
+    framing: Framing | str = "sse",
+    max_page_size: int = 100,
+    stream_delay_ms: float = 0,
+) -> None:
+    """Serve the emulator in the foreground until interrupted; prints how to reach it."""
+    store, _emulator, app = _build(
+        db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms
+    )
+    base_url = f"http://{host}:{port}"
+    print(f"estatebot emulator on {base_url}", flush=True)
+    print(f"  ESTATEBOT_BASE_URL={base_url}")
+    print(f"  ESTATEBOT_API_KEY={DEMO_API_KEY}")
+    print(f"  ESTATEBOT_SESSION_KEY={DEMO_SESSION_KEY}")
+    print(f"  demo chatbot serial: {DEMO_SERIAL}", flush=True)
+    try:
+        uvicorn.run(app, host=host, port=port, access_log=False, log_level="info")
+    finally:
+        store.close()

@@ -1,0 +1,36 @@
+"""Fixtures for tests that talk to a real emulator over loopback HTTP.
+
+* ``emulator`` — a fresh :class:`estatebot.emulator.EmulatorServer` per test, seeded with the
+  demo workspace and its sample listings (``running(seed="demo")``): ``.base_url``,
+  ``.api_key``, ``.session_key``, ``.serial`` (the demo chatbot "Sunny Homes"), live
+  ``.faults``, ``.request_counts``, and ``add_workspace()`` / ``add_chatbot()`` /
+  ``add_listings()`` to build more state.
+* ``empty_emulator`` — the same with the demo workspace and chatbot but no listings
+  (``running(seed=None)``).
+
+Each server starts in a few milliseconds on a free port and stops at the end of its test, so
+tests never share state. Change faults or options on the server object inside a test; they
+die with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from estatebot.emulator import EmulatorServer, running
+
+
+@pytest.fixture
+def emulator() -> Iterator[EmulatorServer]:
+    """A running emulator with the demo workspace and its sample listings."""
+    with running(seed="demo") as server:
+        yield server
+
+
+@pytest.fixture
+def empty_emulator() -> Iterator[EmulatorServer]:
+    """A running emulator with the demo workspace and chatbot but no listings."""
+    with running(seed=None) as server:
+        yield server

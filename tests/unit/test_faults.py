@@ -1,0 +1,51 @@
+"""Fault decisions: throttle bursts, rates, the ``only`` filter and repeatable randomness."""
+
+from __future__ import annotations
+
+from estatebot.emulator import FaultDecision, Faults
+
+
+def test_no_faults_by_default() -> None:
+    decision = Faults().decide("RealEstateList")
+    assert decision == FaultDecision()
+    assert not decision.any
+
+
+def test_a_throttle_burst_hits_the_next_requests_then_ends() -> None:
+    faults = Faults(throttle_burst=2)
+    assert [faults.decide("ClientAsk").throttle for _ in range(4)] == [True, True, False, False]
+    assert faults.throttle_burst == 0
+
+
+def test_rates_of_one_and_zero_are_certain() -> None:
+    assert all(Faults(fail_rate=1.0).decide("Edit").fail for _ in range(20))
+    assert all(Faults(drop_rate=1.0).decide("Edit").drop for _ in range(20))
+    assert not any(Faults(fail_rate=0.0).decide("Edit").fail for _ in range(20))
+
+
+def test_only_restricts_every_fault_to_the_named_operations() -> None:
+    faults = Faults(latency_ms=50, fail_rate=1.0, throttle_burst=1, only={"RealEstateList"})
+    assert faults.decide("ModelList") == FaultDecision()
+    assert faults.throttle_burst == 1  # not consumed by an operation it does not apply to
+    listed = faults.decide("RealEstateList")
+    assert listed.throttle
+    assert listed.latency_ms == 50
+
+
+def test_the_same_seed_gives_the_same_failures() -> None:
+    def pattern(faults: Faults) -> list[bool]:
+        return [faults.decide("Edit").fail for _ in range(50)]
+
+    first = pattern(Faults(fail_rate=0.5, seed=42))
+    assert first == pattern(Faults(fail_rate=0.5, seed=42))
+    assert 10 < sum(first) < 40
+    faults = Faults(fail_rate=0.5, seed=42)
+    pattern(faults)
+    faults.reseed()
+    assert pattern(faults) == first
+
+
+def test_clear_turns_everything_off() -> None:
+    faults = Faults(latency_ms=5, fail_rate=1, throttle_burst=3, drop_rate=1, only={"Edit"})
+    faults.clear()
+    assert not faults.decide("Edit").any
