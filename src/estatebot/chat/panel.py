@@ -13,27 +13,25 @@ How the work is done:
 * **Stop** sets the job's stop event; the sync stream loop checks it at every fragment and breaks,
   which closes the HTTP response; an async task is also cancelled at once. The partial answer
   stays in the transcript, marked stopped.
-* **Coalescing.** Every change of an HTML widget's ``value`` sends the whole value to the
-  browser, so a streamed answer is re-rendered at most once per ``update_interval`` seconds:
-  the first fragment at once, later ones at the end of the interval (a timer flushes a pending
-  text even if no further fragment comes), and the final text always.
+* **Coalescing.** A streamed answer is re-rendered at most once per ``update_interval``
+  seconds (:mod:`estatebot.chat.coalesce`): the first fragment at once, later ones at the end of
+  the interval, and the final text always.
 
-Answers are untrusted text: they are rendered by :mod:`estatebot.chat.markdown` (raw HTML
-escaped, web links only); questions, errors and notices are escaped. Error texts pass through
-the API layer's redaction, so no credential is ever shown.
+The transcript's data lives in :mod:`estatebot.chat.turns` and its HTML is made by
+:mod:`estatebot.chat.render` (answers as safe Markdown). Error texts pass through the API
+layer's redaction, so no credential is ever shown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import html
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import ipywidgets as widgets
 import pandas as pd
@@ -43,139 +41,13 @@ from estatebot.api import models
 from estatebot.api._redact import redact
 from estatebot.api.client import AsyncClient, Client
 from estatebot.api.errors import EstatebotError, RateLimitError, RequestValidationError
-from estatebot.chat.markdown import render_markdown, render_plain
+from estatebot.chat.coalesce import Coalescer, Schedule, thread_timer
+from estatebot.chat.render import status_html, title_html, turn_html
+from estatebot.chat.turns import HISTORY_COLUMNS, Turn, history_frame, parse_file_ids
 
 __all__ = ["HISTORY_COLUMNS", "ChatPanel", "Turn"]
 
-Role = Literal["user", "bot", "session", "notice"]
-TurnState = Literal["waiting", "streaming", "done", "stopped", "failed"]
-
-#: Columns of :attr:`ChatPanel.history` and their dtypes.
-HISTORY_COLUMNS: dict[str, str] = {
-    "turn": "Int64",
-    "role": "string",
-    "text": "string",
-    "question_id": "Int64",
-    "answer_id": "Int64",
-    "tokens": "Int64",
-    "latency_ms": "Float64",
-    "no_answer": "boolean",
-    "error": "string",
-    "session_id": "Int64",
-    "state": "string",
-}
-
 ASK_TYPES: tuple[str, ...] = tuple(kind.value for kind in models.ChatAskType)
-
-
-@dataclass
-class Turn:
-    """One entry of the transcript: a question, an answer, a session marker or a notice.
-
-    ``state`` is ``waiting`` or ``streaming`` while an answer is on its way, then ``done``,
-    ``stopped`` (Stop was pressed; ``text`` holds what had arrived) or ``failed`` (``error``
-    says why). ``complete`` is False when a stream ended without its final object.
-    """
-
-    role: Role
-    text: str = ""
-    turn: int = 0
-    question_id: int | None = None
-    answer_id: int | None = None
-    tokens: int | None = None
-    latency_ms: float | None = None
-    no_answer: bool | None = None
-    error: str | None = None
-    session_id: int | None = None
-    state: TurnState = "done"
-    complete: bool = True
-    ask_type: str | None = None
-    file_ids: tuple[int, ...] = ()
-    retry_at: datetime | None = None
-
-    @property
-    def stopped(self) -> bool:
-        """Whether Stop cut this answer short."""
-        return self.state == "stopped"
-
-    @property
-    def finished(self) -> bool:
-        """Whether nothing more will happen to this turn."""
-        return self.state in ("done", "stopped", "failed")
-
-
-# --------------------------------------------------------------------------- coalescing
-
-
-class _Cancellable(Protocol):
-    def cancel(self) -> None: ...
-
-
-Schedule = Callable[[float, Callable[[], None]], _Cancellable]
-
-
-def _thread_timer(delay: float, callback: Callable[[], None]) -> _Cancellable:
-    timer = threading.Timer(delay, callback)
-    timer.daemon = True
-    timer.start()
-    return timer
-
-
-class _Coalescer:
-    """Passes the latest text to ``show`` at most once per ``interval`` seconds.
-
-    The first text is shown at once; a text arriving sooner is kept and shown when the interval
-    ends (by a scheduled flush, so a pause in the stream does not leave it hidden); :meth:`close`
-    drops whatever is pending, after which nothing more is shown.
-    """
-
-    def __init__(self, show: Callable[[str], None], interval: float, schedule: Schedule) -> None:
-        self._show = show
-        self._interval = interval
-        self._schedule = schedule
-        # show() runs under the lock so that a flush from a timer thread and the stream's own
-        # updates reach the widget one at a time and in order.
-        self._lock = threading.Lock()
-        self._last_shown: float | None = None
-        self._pending: str | None = None
-        self._timer: _Cancellable | None = None
-        self._closed = False
-        self.shown = 0
-
-    def push(self, text: str) -> None:
-        """Offer the latest text; it is shown now or at the end of the current interval."""
-        with self._lock:
-            if self._closed:
-                return
-            now = time.monotonic()
-            if self._last_shown is None or now - self._last_shown >= self._interval:
-                self._show_locked(text, now)
-            else:
-                self._pending = text
-                if self._timer is None:
-                    delay = self._last_shown + self._interval - now
-                    self._timer = self._schedule(delay, self._flush)
-
-    def _flush(self) -> None:
-        with self._lock:
-            self._timer = None
-            if not self._closed and self._pending is not None:
-                self._show_locked(self._pending, time.monotonic())
-
-    def _show_locked(self, text: str, now: float) -> None:
-        self._pending = None
-        self._last_shown = now
-        self.shown += 1
-        self._show(text)
-
-    def close(self) -> None:
-        """Stop showing: cancel the pending flush (the caller then renders the final state)."""
-        with self._lock:
-            self._closed = True
-            self._pending = None
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
 
 
 # --------------------------------------------------------------------------- jobs
@@ -216,19 +88,6 @@ class _LoopThread:
             self.loop.close()
 
 
-def parse_file_ids(text: str) -> tuple[list[int] | None, list[str]]:
-    """Comma-separated file IDs as integers (None when empty), and the parts that are not."""
-    parts = [part.strip() for part in text.replace(";", ",").split(",") if part.strip()]
-    ids: list[int] = []
-    bad: list[str] = []
-    for part in parts:
-        try:
-            ids.append(int(part))
-        except ValueError:
-            bad.append(part)
-    return (ids or None), bad
-
-
 def _done_future(turn: Turn) -> concurrent.futures.Future[Turn]:
     future: concurrent.futures.Future[Turn] = concurrent.futures.Future()
     future.set_result(turn)
@@ -247,56 +106,6 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
-
-
-# --------------------------------------------------------------------------- rendering
-
-_CSS = """
-<style>
-.eb-chat { border: 1px solid #d0d7de; border-radius: 10px; padding: 8px 10px; max-width: 820px;
-  background: #ffffff; font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; }
-.eb-chat .eb-title { font-size: 15px; font-weight: 600; color: #1f2328; line-height: 1.6;
-  padding: 0 2px 4px; border-bottom: 1px solid #eaeef2; }
-.eb-chat .eb-transcript { padding: 4px 2px; }
-.eb-chat .eb-turn-view, .eb-chat .eb-turn-view > .widget-html-content { width: 100%;
-  line-height: 1.45; }
-.eb-chat .eb-turn { box-sizing: border-box; margin: 4px 0; padding: 6px 10px; border-radius: 10px;
-  width: fit-content; max-width: 88%; font-size: 13px; line-height: 1.45; white-space: normal;
-  color: #1f2328; overflow-wrap: anywhere; }
-.eb-chat .eb-turn p { margin: 0.25em 0; }
-.eb-chat .eb-turn ul, .eb-chat .eb-turn ol { margin: 0.25em 0; padding-left: 1.4em; }
-.eb-chat .eb-turn table { border-collapse: collapse; margin: 0.3em 0; }
-.eb-chat .eb-turn th, .eb-chat .eb-turn td { border: 1px solid #d0d7de; padding: 2px 6px; }
-.eb-chat .eb-who { font-size: 11px; font-weight: 600; color: #59636e; }
-.eb-chat .eb-user { background: #dbeafe; margin-left: auto; }
-.eb-chat .eb-bot { background: #f3f4f6; }
-.eb-chat .eb-session { background: none; color: #59636e; font-size: 12px; width: 100%;
-  max-width: 100%;
-  text-align: center; border-top: 1px dashed #d0d7de; border-radius: 0; }
-.eb-chat .eb-notice, .eb-chat .eb-failed { background: #fff1f0; border: 1px solid #ffccc7; }
-.eb-chat .eb-no-answer { border: 1px dashed #d4a72c; background: #fff8e5; }
-.eb-chat .eb-stopped { border: 1px dashed #8c959f; }
-.eb-chat .eb-badge { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 8px;
-  font-size: 10px; font-weight: 600; text-transform: uppercase; background: #eaeef2; }
-.eb-chat .eb-badge-no-answer { background: #d4a72c; color: #ffffff; }
-.eb-chat .eb-badge-stopped { background: #6e7781; color: #ffffff; }
-.eb-chat .eb-badge-error, .eb-chat .eb-badge-rate-limited { background: #cf222e; color: #fff; }
-.eb-chat .eb-error-text { color: #a40e26; }
-.eb-chat .eb-meta { font-size: 11px; color: #59636e; }
-.eb-chat .eb-streaming .eb-body::after { content: '▍'; color: #8c959f; }
-.eb-chat .eb-typing { color: #8c959f; letter-spacing: 2px; }
-.eb-chat .eb-status { font-size: 12px; color: #59636e; line-height: 1.6; }
-.eb-chat .eb-status b { color: #1f2328; }
-</style>
-"""
-
-
-def _badge(kind: str, label: str) -> str:
-    return f'<span class="eb-badge eb-badge-{kind}">{html.escape(label)}</span>'
-
-
-def _clock(moment: datetime) -> str:
-    return moment.strftime("%H:%M:%S")
 
 
 # --------------------------------------------------------------------------- the panel
@@ -363,10 +172,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         self.transcript.add_class("eb-transcript")
         self.status = widgets.HTML()
         self.status.add_class("eb-status-view")
-        header = widgets.HTML(
-            _CSS + f'<div class="eb-title">{html.escape(self.title)}</div>',
-            layout=widgets.Layout(width="100%"),
-        )
+        header = widgets.HTML(title_html(self.title), layout=widgets.Layout(width="100%"))
         super().__init__(
             [
                 header,
@@ -448,24 +254,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
     @property
     def history(self) -> pd.DataFrame:
         """The transcript as a frame, one row per turn (columns: :data:`HISTORY_COLUMNS`)."""
-        rows = [
-            {
-                "turn": t.turn,
-                "role": t.role,
-                "text": t.text,
-                "question_id": t.question_id,
-                "answer_id": t.answer_id,
-                "tokens": t.tokens,
-                "latency_ms": t.latency_ms,
-                "no_answer": t.no_answer,
-                "error": t.error,
-                "session_id": t.session_id,
-                "state": t.state,
-            }
-            for t in self.turns
-        ]
-        frame = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
-        return frame.astype(HISTORY_COLUMNS)
+        return history_frame(self.turns)
 
     def submit(self) -> concurrent.futures.Future[Turn] | None:
         """Send the input's question with the selected type and files (what Send and Enter do).
@@ -687,7 +476,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
             answer = chat.ask(session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids)
             self._answered(job, None, answer)
             return
-        coalescer = self._coalescer(job, _thread_timer)
+        coalescer = self._coalescer(job, thread_timer)
         with chat.stream(
             session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids
         ) as stream:
@@ -701,7 +490,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         self._stopped(job, coalescer)
 
     async def _run_async(self, job: _Job, previous: asyncio.Task[None] | None) -> None:
-        coalescer: _Coalescer | None = None
+        coalescer: Coalescer | None = None
         try:
             # Jobs run one after another, in the order they were made.
             if (
@@ -781,10 +570,10 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
             job.question.session_id = session_id
         job.started = time.perf_counter()
 
-    def _coalescer(self, job: _Job, schedule: Schedule) -> _Coalescer:
-        return _Coalescer(lambda text: self._show(job, text), self._interval, schedule)
+    def _coalescer(self, job: _Job, schedule: Schedule) -> Coalescer:
+        return Coalescer(lambda text: self._show(job, text), self._interval, schedule)
 
-    def _fragment(self, job: _Job, coalescer: _Coalescer, fragment: str) -> None:
+    def _fragment(self, job: _Job, coalescer: Coalescer, fragment: str) -> None:
         job.turn.text += fragment
         job.turn.state = "streaming"
         coalescer.push(job.turn.text)
@@ -792,7 +581,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
     def _answered(
         self,
         job: _Job,
-        coalescer: _Coalescer | None,
+        coalescer: Coalescer | None,
         result: models.StreamResult | models.Answer,
     ) -> None:
         turn = job.turn
@@ -820,7 +609,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
             self._last_answer = turn
             self._total_tokens += turn.tokens or 0
 
-    def _stopped(self, job: _Job, coalescer: _Coalescer | None) -> None:
+    def _stopped(self, job: _Job, coalescer: Coalescer | None) -> None:
         if coalescer is not None:
             coalescer.close()
         if job.started:
@@ -866,7 +655,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         view.add_class("eb-turn-view")
         with self._lock:
             turn.turn = len(self._turns) + 1
-            view.value = self._turn_html(turn)
+            view.value = turn_html(turn)
             self._turns.append(turn)
             self._views.append(view)
             children = tuple(reversed(self._views))
@@ -880,68 +669,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         return turn
 
     def _show(self, job: _Job, text: str | None = None) -> None:
-        job.view.value = self._turn_html(job.turn, text)
-
-    def _turn_html(self, turn: Turn, text: str | None = None) -> str:
-        body_text = turn.text if text is None else text
-        classes = ["eb-turn", f"eb-{turn.role}", f"eb-{turn.state}"]
-        badges: list[str] = []
-        extra = ""
-        if turn.role == "user":
-            who = "You"
-            body = render_plain(body_text)
-            if turn.ask_type not in (None, "Text") or turn.file_ids:
-                files = ", ".join(str(i) for i in turn.file_ids)
-                meta = f"{turn.ask_type or 'Text'}" + (f" · files {files}" if files else "")
-                extra = f'<div class="eb-meta">{html.escape(meta)}</div>'
-        elif turn.role == "bot":
-            who = "Bot"
-            body = render_markdown(body_text) if body_text else ""
-            if turn.state == "waiting":
-                body = '<span class="eb-typing">…</span>'
-            if turn.no_answer:
-                classes.append("eb-no-answer")
-                badges.append(_badge("no-answer", "no answer"))
-            if turn.state == "stopped":
-                badges.append(_badge("stopped", "stopped"))
-                if not body_text:
-                    body = '<span class="eb-meta">stopped before any text arrived</span>'
-            if not turn.complete:
-                badges.append(_badge("incomplete", "incomplete"))
-            if turn.state == "failed":
-                extra = self._error_html(turn)
-                badges.append(
-                    _badge("rate-limited", "rate limited")
-                    if turn.retry_at is not None
-                    else _badge("error", "error")
-                )
-        elif turn.role == "session":
-            who = ""
-            body = render_plain(body_text)
-            if turn.state == "failed":
-                extra = self._error_html(turn)
-        else:
-            who = "Not sent"
-            items = "".join(f"<li>{html.escape(line)}</li>" for line in body_text.splitlines())
-            body = f'<ul class="eb-error-text">{items}</ul>'
-        if turn.role == "bot" and turn.no_answer is False and turn.state == "done":
-            classes.append("eb-answered")
-        who_html = f'<div class="eb-who">{html.escape(who)}{"".join(badges)}</div>' if who else ""
-        return (
-            f'<div class="{" ".join(classes)}" data-turn="{turn.turn}">{who_html}'
-            f'<div class="eb-body">{body}</div>{extra}</div>'
-        )
-
-    @staticmethod
-    def _error_html(turn: Turn) -> str:
-        parts = [f'<div class="eb-error-text">{html.escape(turn.error or "")}</div>']
-        if turn.retry_at is not None:
-            wait = max(0, round((turn.retry_at - datetime.now()).total_seconds()))
-            parts.append(
-                f'<div class="eb-retry eb-meta">You can send again at {_clock(turn.retry_at)} '
-                f"(in {wait} s).</div>"
-            )
-        return "".join(parts)
+        job.view.value = turn_html(job.turn, text)
 
     # ------------------------------------------------------------------ controls and status
 
@@ -953,14 +681,10 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
             total = self._total_tokens
             retry_at = self._retry_at
         self.stop_button.disabled = not busy
-        parts = [f"Session <b>{session_id}</b>" if session_id is not None else "No session yet"]
-        if last is not None:
-            tokens = "?" if last.tokens is None else f"{last.tokens:,}"
-            latency = "?" if last.latency_ms is None else f"{last.latency_ms:,.0f}"
-            parts.append(f"Last answer: <b>{tokens}</b> tokens, <b>{latency}</b> ms")
-        parts.append(f"Total: <b>{total:,}</b> tokens")
-        if busy:
-            parts.append("answering…")
-        if retry_at is not None and retry_at > datetime.now():
-            parts.append(f"rate limited until {_clock(retry_at)}")
-        self.status.value = '<div class="eb-status">' + " · ".join(parts) + "</div>"
+        self.status.value = status_html(
+            session_id=session_id,
+            last_answer=last,
+            total_tokens=total,
+            busy=busy,
+            retry_at=retry_at,
+        )
