@@ -90,6 +90,14 @@ def test_skipped_pages_are_recorded_and_the_rest_arrives() -> None:
     assert len(ids(pager)) == 80
 
 
+def test_a_failed_probe_past_the_count_is_unverified_not_missing() -> None:
+    pager, requested = simulate(40, page_size=20, failing=frozenset({3}))
+    assert requested == [1, 2, 3]
+    assert pager.missing == []
+    assert pager.unverified == [3]
+    assert len(ids(pager)) == 40
+
+
 def test_probing_past_a_dead_server_stops() -> None:
     everything = frozenset(range(2, 1000))
     pager, requested = simulate(500, page_size=10, count=lambda n: None, failing=everything)

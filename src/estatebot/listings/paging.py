@@ -27,7 +27,9 @@ from estatebot.api.models import ListingPage
 class Pager:
     """Which pages to fetch next, given the pages seen so far. Pure: no I/O.
 
-    ``None`` in a batch of results stands for a page that failed and was skipped.
+    ``None`` in a batch of results stands for a page that failed and was skipped: ``missing``
+    lists those within the count (or all, when there is no count), ``unverified`` the probes
+    past the count that failed, so the end of the listings could not be confirmed.
     """
 
     page_size: int
@@ -36,6 +38,7 @@ class Pager:
     expected_pages: int | None = None
     pages: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     missing: list[int] = field(default_factory=list)
+    unverified: list[int] = field(default_factory=list)
 
     def start(self, first: ListingPage) -> list[int]:
         """Take page 1 and return the first batch of further pages (empty when done)."""
@@ -60,7 +63,10 @@ class Pager:
         """Take a batch's results (in the batch's order) and return the next batch."""
         for number, page in zip(batch, results, strict=True):
             if page is None:
-                self.missing.append(number)
+                # Past a known count a page should be empty: losing it loses no listing that
+                # the count knows of, but the end could not be confirmed.
+                beyond_count = self.expected_pages is not None and number > self.expected_pages
+                (self.unverified if beyond_count else self.missing).append(number)
                 continue
             self.pages[number] = page.records
             if len(page.records) < self.size:

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from estatebot.api.models import (
+    LIST_RECORD_FIELDS,
     LISTING_FIELDS,
     REQUIRED_LISTING_FIELDS,
     AreaUnit,
@@ -55,6 +56,17 @@ DTYPES: dict[str, Any] = {column: _dtype_of(column) for column in COLUMNS}
 
 #: Columns that must be present and non-empty for a listing to be sent (the contract's required).
 REQUIRED_COLUMNS: tuple[str, ...] = REQUIRED_LISTING_FIELDS
+
+#: Columns the List operation never returns (it has no such field, nor one they derive from):
+#: a pulled frame always has them empty, so a plan cannot compare them with the sheet. The
+#: service still stores them, and Update replaces the whole listing, so bodies carry the
+#: sheet's values.
+UNLISTED_COLUMNS: tuple[str, ...] = tuple(
+    column
+    for column in LISTING_FIELDS
+    if column
+    not in {*LIST_RECORD_FIELDS, "Latitude", "Longitude"}  # LATITUDE/LONGITUDE on the wire
+)
 
 #: Allowed values of the enum columns.
 ENUM_VALUES: dict[str, tuple[str, ...]] = {

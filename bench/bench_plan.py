@@ -1,0 +1,184 @@
+"""Benchmark: plan_sync over a large listing set, side by side with datacompy.Compare.
+
+Builds ``--rows`` remote listings (every canonical column filled) and a sheet that is the same
+listings without IDs, with a ``--changed`` share of them edited (price, description, photos,
+bedrooms), then times ``plan_sync`` and, when datacompy is importable, ``datacompy.Compare`` on
+the same two frames (joined on MLSNumber with a cent tolerance, its nearest equivalent). The two
+are run in turns, ``--repeat`` times each, and the best times are compared, so that both see the
+same machine load.
+
+Targets: ``plan_sync`` under ``--limit`` seconds (3 by default) and faster than datacompy (ratio
+datacompy ÷ plan_sync above 1). Exits with 1 when a target is missed.
+
+    python -m bench.bench_plan --rows 100000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from estatebot.listings import schema
+from estatebot.listings.plan import plan_sync
+
+CITIES = ("Austin", "Dallas", "Houston", "San Antonio", "El Paso", "Plano", "Waco")
+
+
+def make_remote(rows: int, seed: int = 7) -> pd.DataFrame:
+    """A canonical frame of ``rows`` realistic, fully filled listings (IDs from 1)."""
+    rng = np.random.default_rng(seed)
+    ids = np.arange(1, rows + 1)
+    mls = [f"ATX-{i:07d}" for i in ids]
+    rent = rng.random(rows) < 0.2
+    price = np.round(rng.uniform(90_000, 2_500_000, rows), 2)
+    area = np.round(rng.uniform(600, 6000, rows), 0)
+    data = {
+        "ID": ids,
+        "SaleType": np.where(rent, "for_rent", "for_sale"),
+        "Status": rng.choice(["Active", "PreOnMarket", "Sold"], rows, p=[0.8, 0.1, 0.1]),
+        "CurrencySymbol": "$",
+        "PropertyType": rng.choice(["Single Family", "Condo", "Townhouse"], rows),
+        "Bedrooms": rng.integers(0, 7, rows),
+        "Bathrooms": rng.integers(2, 9, rows) / 2,
+        "Url": [f"https://homes.example/listing/{i}" for i in ids],
+        "MLSNumber": mls,
+        "YearBuilt": rng.integers(1900, 2025, rows),
+        "DaysOnMarket": rng.integers(0, 400, rows),
+        "LotArea": np.round(area * rng.uniform(1.5, 6, rows), 2),
+        "BuildingArea": area,
+        "AreaUnit": "Square Feet",
+        "Images": [[f"https://img.example/{i}/{n}.jpg" for n in range(3)] for i in ids],
+        "Tours": rng.choice(["OpenHouse", "3D"], rows),
+        "ParkingSpots": rng.integers(0, 4, rows),
+        "Description": [f"Bright home number {i}, close to parks and schools." for i in ids],
+        "ExtensionColumn": [{"Pool": "Yes", "ListingKey": f"K{i}"} for i in ids],
+        "Location": "TX",
+        "Address": [f"{i % 9000 + 100} Main St" for i in ids],
+        "City": rng.choice(CITIES, rows),
+        "State": "TX",
+        "ZIP": [f"{78000 + i % 999:05d}" for i in ids],
+        "Latitude": np.round(rng.uniform(29, 33, rows), 6),
+        "Longitude": np.round(rng.uniform(-100, -95, rows), 6),
+        "SalePrice": np.where(rent, np.nan, price),
+        "UnitAreaPrice": np.where(rent, np.nan, np.round(price / area, 2)),
+        "HOAMonth": np.round(rng.uniform(0, 600, rows), 2),
+        "ZestimatePrice": np.where(rent, np.nan, np.round(price * 1.02, 2)),
+        "RentPrice": np.where(rent, np.round(rng.uniform(900, 9000, rows), 2), np.nan),
+        "SpaceType": ["Entire place" if r else None for r in rent],
+        "DepositFee": np.where(rent, 1000.0, np.nan),
+    }
+    return schema.conform(pd.DataFrame(data))
+
+
+def make_sheet(remote: pd.DataFrame, changed: float, seed: int = 11) -> pd.DataFrame:
+    """The remote listings without IDs, with a ``changed`` share of them edited."""
+    rng = np.random.default_rng(seed)
+    sheet = remote.drop(columns=["ID"]).copy()
+    picked = rng.choice(len(sheet), int(len(sheet) * changed), replace=False)
+    quarter = np.array_split(picked, 4)
+    price = sheet["SalePrice"].copy()
+    price.iloc[quarter[0]] = price.iloc[quarter[0]] + 1000
+    sheet["SalePrice"] = price
+    text = sheet["Description"].copy()
+    text.iloc[quarter[1]] = text.iloc[quarter[1]] + " Newly renovated kitchen."
+    sheet["Description"] = text
+    images = sheet["Images"].copy()
+    images.iloc[quarter[2]] = [list(reversed(v)) for v in images.iloc[quarter[2]]]
+    sheet["Images"] = images
+    beds = sheet["Bedrooms"].copy()
+    beds.iloc[quarter[3]] = beds.iloc[quarter[3]] + 1
+    sheet["Bedrooms"] = beds
+    sheet.index = pd.RangeIndex(2, len(sheet) + 2, name="row")
+    return sheet
+
+
+def _for_datacompy(frame: pd.DataFrame) -> pd.DataFrame:
+    # datacompy compares scalar columns: lists and mappings go in as JSON text.
+    out = frame.copy()
+    for column in (*schema.LIST_COLUMNS, *schema.DICT_COLUMNS):
+        out[column] = [json.dumps(v, sort_keys=True) for v in out[column]]
+    return out
+
+
+def datacompy_run(sheet: pd.DataFrame, remote: pd.DataFrame) -> Callable[[], int] | None:
+    """A function running datacompy's comparison of the two frames (returning the number of
+    mismatching rows), or None when datacompy is not installed."""
+    try:
+        import datacompy
+    except ImportError:
+        return None
+    # datacompy 0.x names the pandas comparison Compare; 1.x names it PandasCompare.
+    compare_class: Any = getattr(datacompy, "PandasCompare", None) or getattr(
+        datacompy, "Compare", None
+    )
+    if compare_class is None:
+        return None
+    left = _for_datacompy(sheet.reset_index(drop=True))
+    right = _for_datacompy(remote.drop(columns=["ID"]))
+
+    def run() -> int:
+        compare = compare_class(
+            left, right, join_columns=["MLSNumber"], abs_tol=0.005, ignore_spaces=True
+        )
+        return len(compare.all_mismatch())
+
+    return run
+
+
+def _timed(run: Callable[[], Any]) -> tuple[float, float, Any]:
+    start, start_cpu = time.perf_counter(), time.process_time()
+    result = run()
+    return time.perf_counter() - start, time.process_time() - start_cpu, result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; prints the times, the ratio and the checks; 1 when a target is missed."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--changed", type=float, default=0.05)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--limit", type=float, default=3.0, help="seconds plan_sync may take")
+    args = parser.parse_args(argv)
+
+    remote = make_remote(args.rows)
+    sheet = make_sheet(remote, args.changed)
+    other = datacompy_run(sheet, remote)
+    best, best_cpu, best_other = float("inf"), float("inf"), float("inf")
+    summary, mismatches = "", 0
+    for _ in range(max(1, args.repeat)):  # in turns, so both see the same load
+        wall, cpu, plan = _timed(lambda: plan_sync(sheet, remote))
+        best, best_cpu = min(best, wall), min(best_cpu, cpu)
+        summary = plan.summary()
+        del plan  # not kept alive while the other side runs
+        if other is not None:
+            wall, _, mismatches = _timed(other)
+            best_other = min(best_other, wall)
+
+    edited = int(args.rows * args.changed)
+    print(f"rows: {args.rows:,}, changed: {edited:,} ({args.changed:.0%})")
+    print(f"plan_sync: best {best:.3f} s of {args.repeat} ({best_cpu:.3f} s CPU): {summary}")
+    missed = []
+    if other is None:
+        print("datacompy.Compare: not installed, ratio skipped")
+    else:
+        ratio = best_other / best
+        print(f"datacompy.Compare: best {best_other:.3f} s of {args.repeat} ({mismatches} rows)")
+        verdict = "ok" if ratio > 1 else "MISSED"
+        print(f"ratio datacompy / plan_sync: {ratio:.2f}x (target > 1): {verdict}")
+        if ratio <= 1:
+            missed.append("ratio")
+    verdict = "ok" if best < args.limit else "MISSED"
+    print(f"plan_sync under {args.limit:g} s: {best:.3f} s: {verdict}")
+    if best >= args.limit:
+        missed.append("time")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

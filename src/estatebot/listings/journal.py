@@ -1,0 +1,369 @@
+"""The apply journal: an append-only JSON-lines record of what an apply run did, for resuming.
+
+The first line is a header naming the plan it belongs to::
+
+    {"journal": "estatebot-apply", "version": 1, "fingerprint": "...", "serial": "...",
+     "created": "2024-05-01T12:00:00+00:00"}
+
+Every later line is one event of one operation::
+
+    {"op": "update:MLS123", "event": "started", "attempts": 1, "time": "..."}
+    {"op": "update:MLS123", "event": "done", "code": 200, "message": "", "attempts": 1,
+     "elapsed_ms": 41.2, "id": 17, "time": "..."}
+
+``event`` is ``"started"`` (written, and synced to disk, before the request is sent),
+``"done"`` (the service confirmed it) or ``"failed"`` (the service or the transport said no).
+``code`` and ``message`` are the service's ``Code`` and ``Message`` (None and our words for a
+transport error); ``attempts`` counts the runs that sent the operation (the client's own retries
+inside one send are not counted); ``id`` is a created listing's new ID.
+Each line is flushed and fsynced before the call that wrote it returns, so a killed process
+never loses work the service confirmed; threads that write at the same moment share one fsync.
+A kill in the middle of a write leaves a torn last line: it is ignored when reading (the event
+it described was never confirmed to anyone) and cut off before the file is appended to again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self, TextIO
+
+from estatebot.api.errors import PlanError
+
+MAGIC = "estatebot-apply"
+VERSION = 1
+
+Event = Literal["started", "done", "failed"]
+EVENTS: tuple[str, ...] = ("started", "done", "failed")
+
+
+def op_id(action: str, key: str) -> str:
+    """The stable identity of an operation in a journal: ``"<action>:<key>"``."""
+    return f"{action}:{key}"
+
+
+def now_iso() -> str:
+    """The current time, UTC, ISO 8601 with the offset."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class JournalHeader:
+    """The first line of a journal: which plan and chatbot it belongs to."""
+
+    fingerprint: str
+    serial: str
+    created: str
+    plan: str | None = None
+
+
+@dataclass
+class OpRecord:
+    """What a journal says about one operation: its last event and what came with it."""
+
+    op: str
+    last: Event
+    attempts: int = 0
+    code: int | None = None
+    message: str = ""
+    id: int | None = None
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        """The service confirmed this operation."""
+        return self.last == "done"
+
+    @property
+    def unconfirmed(self) -> bool:
+        """Started and never answered: the request may or may not have reached the service."""
+        return self.last == "started"
+
+
+@dataclass
+class JournalContents:
+    """A journal as read back: its header (None if the file was empty) and its events."""
+
+    header: JournalHeader | None
+    events: list[dict[str, Any]]
+    torn: bool = False
+    unterminated: bool = False
+
+    def records(self) -> dict[str, OpRecord]:
+        """Each operation's state, folded from its events in file order."""
+        out: dict[str, OpRecord] = {}
+        for event in self.events:
+            name = event["op"]
+            kind: Event = event["event"]
+            record = out.get(name)
+            if record is None:
+                record = out[name] = OpRecord(op=name, last=kind)
+            record.events.append(kind)
+            # Once done, a later stray event (there should be none) must not undo it.
+            if record.last == "done" and kind != "done":
+                continue
+            record.last = kind
+            if kind == "started":
+                record.attempts = max(record.attempts, int(event.get("attempts") or 0))
+            else:
+                record.code = event.get("code")
+                record.message = str(event.get("message") or "")
+                if event.get("id") is not None:
+                    record.id = int(event["id"])
+        return out
+
+
+def _parse_line(line: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_journal(path: str | Path) -> JournalContents:
+    """Read a journal; a torn (incomplete) last line is skipped and reported as ``torn``.
+
+    A malformed line anywhere else means the file is not a journal, or was damaged:
+    :class:`PlanError` naming the line.
+    """
+    target = Path(path)
+    if not target.exists():
+        return JournalContents(header=None, events=[])
+    data = target.read_bytes()
+    lines = data.split(b"\n")
+    # A file that ends without a newline was cut in the middle of its last write.
+    torn = bool(lines) and lines[-1] != b""
+    unterminated = False
+    complete, tail = lines[:-1], lines[-1]
+    if torn and _parse_line(tail.decode("utf-8", errors="replace")) is not None:
+        # The whole object made it to disk, only the newline did not: keep it.
+        complete, torn, unterminated = [*complete, tail], False, True
+    header: JournalHeader | None = None
+    events: list[dict[str, Any]] = []
+    for number, raw in enumerate(complete, start=1):
+        text = raw.decode("utf-8", errors="replace").strip()
+        if not text:
+            continue
+        item = _parse_line(text)
+        if item is None:
+            raise PlanError(
+                f"{target.name} is not a readable apply journal: line {number} is not JSON",
+                row=number,
+            )
+        if header is None:
+            if item.get("journal") != MAGIC:
+                raise PlanError(
+                    f"{target.name} is not an apply journal (its first line has no "
+                    f"'journal': {MAGIC!r} header)",
+                    row=number,
+                )
+            header = JournalHeader(
+                fingerprint=str(item.get("fingerprint")),
+                serial=str(item.get("serial")),
+                created=str(item.get("created")),
+                plan=None if item.get("plan") is None else str(item.get("plan")),
+            )
+            continue
+        if item.get("event") not in EVENTS or not isinstance(item.get("op"), str):
+            raise PlanError(
+                f"{target.name}: line {number} is not a journal event", row=number, value=text
+            )
+        events.append(item)
+    return JournalContents(header=header, events=events, torn=torn, unterminated=unterminated)
+
+
+class Journal:
+    """An open journal for one plan on one chatbot; append events with :meth:`record`.
+
+    Opening an existing journal checks that it belongs to the same chatbot (``serial``) and plan:
+    the plan's ``fingerprint`` (the remote listings it was made from) and, when given, ``plan``
+    (a hash of its operations, which tells apart two plans made from the same listings). A
+    journal that is missing or empty is started afresh. Safe to use from several threads.
+    """
+
+    def __init__(
+        self, path: str | Path, *, fingerprint: str, serial: str, plan: str | None = None
+    ) -> None:
+        self.path = Path(path)
+        contents = read_journal(self.path)
+        if contents.header is not None:
+            _check_header(
+                self.path, contents.header, fingerprint=fingerprint, serial=serial, plan=plan
+            )
+            self.header = contents.header
+        else:
+            self.header = JournalHeader(
+                fingerprint=fingerprint, serial=serial, created=now_iso(), plan=plan
+            )
+        self.contents = contents
+        self._write_lock = threading.Lock()
+        self._sync_lock = threading.Lock()
+        self._written = 0
+        self._synced = 0
+        # The file is opened (and a new journal's header written) with the first event, so a
+        # run that stops before doing anything leaves no journal behind.
+        self._file: TextIO | None = None
+
+    def _open(self) -> TextIO:
+        contents = self.contents
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if contents.torn:
+            _cut_torn_tail(self.path)
+        handle = self.path.open("a", encoding="utf-8")
+        prefix = ""
+        if contents.header is None:
+            # A missing or empty file (an existing blank one is emptied first, so the header is
+            # really the first line).
+            handle.truncate(0)
+            header = {
+                "journal": MAGIC,
+                "version": VERSION,
+                "fingerprint": self.header.fingerprint,
+                "serial": self.header.serial,
+                "created": self.header.created,
+                "plan": self.header.plan,
+            }
+            prefix = json.dumps(header, ensure_ascii=False) + "\n"
+        elif contents.unterminated:
+            prefix = "\n"
+        if prefix:
+            handle.write(prefix)
+        return handle
+
+    def records(self) -> dict[str, OpRecord]:
+        """The state of each operation as the journal stood when it was opened."""
+        return self.contents.records()
+
+    def record(
+        self,
+        op: str,
+        event: Event,
+        *,
+        code: int | None = None,
+        message: str = "",
+        attempts: int | None = None,
+        elapsed_ms: float | None = None,
+        id: int | None = None,
+    ) -> None:
+        """Append one event and wait until it is on disk."""
+        self.record_many(
+            [op],
+            event,
+            code=code,
+            message=message,
+            attempts=attempts,
+            elapsed_ms=elapsed_ms,
+            id=id,
+        )
+
+    def record_many(
+        self,
+        ops: Iterable[str],
+        event: Event,
+        *,
+        code: int | None = None,
+        message: str = "",
+        attempts: int | None = None,
+        elapsed_ms: float | None = None,
+        id: int | None = None,
+    ) -> None:
+        """Append the same event for several operations (one line each) with a single fsync."""
+        stamp = now_iso()
+        lines: list[dict[str, Any]] = []
+        for name in ops:
+            line: dict[str, Any] = {"op": name, "event": event}
+            if event != "started":
+                line["code"] = code
+                line["message"] = message
+            if attempts is not None:
+                line["attempts"] = attempts
+            if elapsed_ms is not None:
+                line["elapsed_ms"] = round(elapsed_ms, 1)
+            if id is not None:
+                line["id"] = id
+            line["time"] = stamp
+            lines.append(line)
+        if lines:
+            self._append(lines)
+
+    def _append(self, lines: Sequence[Mapping[str, Any]]) -> None:
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        with self._write_lock:
+            if self._file is None:
+                self._file = self._open()
+            handle = self._file
+            handle.write(text)
+            handle.flush()
+            self._written += 1
+            mine = self._written
+        # Group commit: whoever holds the sync lock fsyncs everything written so far, so
+        # threads that wrote meanwhile find their lines already on disk and return at once.
+        with self._sync_lock:
+            if self._synced >= mine:
+                return
+            with self._write_lock:
+                target = self._written
+            os.fsync(handle.fileno())
+            self._synced = target
+
+    def close(self) -> None:
+        """Close the file (every recorded event is already on disk)."""
+        with self._write_lock:
+            if self._file is not None and not self._file.closed:
+                self._file.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _check_header(
+    path: Path, header: JournalHeader, *, fingerprint: str, serial: str, plan: str | None
+) -> None:
+    if header.serial != serial:
+        raise PlanError(
+            f"the journal {path.name} belongs to chatbot {header.serial}, not {serial}: "
+            "use a new journal file for this chatbot",
+            column="serial",
+            value=header.serial,
+        )
+    if header.fingerprint != fingerprint:
+        raise PlanError(
+            f"the journal {path.name} belongs to another plan (fingerprint "
+            f"{header.fingerprint[:12]}…, this plan {fingerprint[:12]}…): resume with the plan it "
+            "was written for, or use a new journal file",
+            column="fingerprint",
+            value=header.fingerprint,
+        )
+    if plan is not None and header.plan is not None and header.plan != plan:
+        raise PlanError(
+            f"the journal {path.name} belongs to another plan made from the same listings "
+            f"(plan {header.plan[:12]}…, this plan {plan[:12]}…): resume with the plan it was "
+            "written for, or use a new journal file",
+            column="plan",
+            value=header.plan,
+        )
+
+
+def _cut_torn_tail(path: Path) -> None:
+    # Drop the incomplete last line so the next event starts on a line of its own.
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    with path.open("r+b") as handle:
+        handle.truncate(end)
+        handle.flush()
+        os.fsync(handle.fileno())

@@ -1,0 +1,335 @@
+"""Views of a :class:`~estatebot.listings.plan_model.SyncPlan`: a table, notebook view, workbook.
+
+Listing text comes from spreadsheets and the service, so it is untrusted: the HTML view escapes
+every value, and the workbook writes text as text (a description starting with ``=`` is never a
+formula) with the characters Excel refuses removed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from openpyxl import Workbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.comments import Comment
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from estatebot.listings import schema
+from estatebot.listings.compare import clean_extension
+
+if TYPE_CHECKING:
+    from estatebot.listings.plan_model import PlannedOp, SyncPlan
+
+#: Rows shown per action in the notebook view.
+HTML_ROWS = 50
+_TEXT_LIMIT = 200
+_FIELDS: tuple[str, ...] = tuple(c for c in schema.COLUMNS if c != "ID")
+_HIGHLIGHT = "#fff3b0"
+_FILL = PatternFill(start_color="FFF3B0", end_color="FFF3B0", fill_type="solid")
+# A few identifying fields for the create and delete tables of the notebook view.
+_BRIEF: tuple[str, ...] = ("PropertyType", "Address", "City", "SalePrice", "RentPrice", "Status")
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _display(value: Any) -> str:
+    """A value as short display text (not escaped)."""
+    if value is None:
+        return ""
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
+    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"
+
+
+def values_after(op: PlannedOp) -> dict[str, Any]:
+    """A listing's field values once ``op`` is done (for a delete: its values before)."""
+    if op.action == "delete":
+        return {name: (op.before or {}).get(name) for name in _FIELDS}
+    if op.action == "update":
+        values = {name: (op.before or {}).get(name) for name in _FIELDS}
+        values.update({c.field: c.after for c in op.changes})
+        return values
+    body = op.body or {}
+    values = {name: body.get(name) for name in _FIELDS}
+    if body.get("ExtensionColumn") is not None:
+        values["ExtensionColumn"] = clean_extension(body["ExtensionColumn"])
+    return values
+
+
+# --------------------------------------------------------------------------- frame
+
+
+_LONG_COLUMNS = ("action", "key", "row", "ID", "field", "before", "after", "reason")
+
+
+def to_frame(
+    plan: SyncPlan, *, wide: bool = False, include_unchanged: bool = False
+) -> pd.DataFrame:
+    """The plan as a DataFrame.
+
+    Long form (default): one row per operation, and one row per changed field of an update,
+    with columns action, key, row, ID, field, before, after, reason. Invalid rows and skipped
+    creates are included (``reason`` holds why); unchanged and kept listings only with
+    ``include_unchanged=True``.
+
+    Wide form: one row per operation with action, key, row, ID, reason, ``changed`` (the
+    changed field names) and every listing field's value after the operation.
+    """
+    records: list[dict[str, Any]] = []
+    if wide:
+        for op in [*plan.operations(), *plan.skipped_create]:
+            record = {
+                "action": op.action, "key": op.key, "row": op.row, "ID": op.id,
+                "reason": op.reason, "changed": ", ".join(c.field for c in op.changes) or None,
+            }  # fmt: skip
+            record.update(values_after(op))
+            records.append(record)
+        columns = ["action", "key", "row", "ID", "reason", "changed", *_FIELDS]
+    else:
+        for op in [*plan.operations(), *plan.skipped_create]:
+            base = {"action": op.action, "key": op.key, "row": op.row, "ID": op.id}
+            base.update(field=None, before=None, after=None)
+            if op.changes:
+                for change in op.changes:
+                    records.append(
+                        {**base, "field": change.field, "before": change.before,
+                         "after": change.after, "reason": op.reason}
+                    )  # fmt: skip
+            else:
+                records.append({**base, "reason": op.reason})
+        columns = list(_LONG_COLUMNS)
+    empty = dict.fromkeys(columns)
+    for bad in plan.invalid:
+        records.append(
+            {**empty, "action": "invalid", "key": bad.key, "row": bad.row, "ID": bad.id,
+             "reason": "; ".join(bad.reasons)}
+        )  # fmt: skip
+    if include_unchanged:
+        for name, refs in (("unchanged", plan.unchanged), ("kept", plan.kept)):
+            records.extend(
+                {**empty, "action": name, "key": r.key, "row": r.row, "ID": r.id} for r in refs
+            )
+    frame = pd.DataFrame.from_records(records, columns=columns)
+    types = {"action": "string", "key": "string", "row": "Int64", "ID": "Int64", "reason": "string"}
+    if wide:
+        types["changed"] = "string"
+    else:
+        types["field"] = "string"
+        frame["before"] = frame["before"].astype("object")
+        frame["after"] = frame["after"].astype("object")
+    return frame.astype(types)
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _e(value: Any) -> str:
+    return html.escape(_display(value), quote=True)
+
+
+def _shown(value: Any) -> str:
+    # In a change, an empty side is worth seeing: it is how a cleared or new value reads.
+    return "<i>(empty)</i>" if value in (None, [], {}) else _e(value)
+
+
+def _table(header: Sequence[str], rows: Iterable[str]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _more(total: int) -> str:
+    if total <= HTML_ROWS:
+        return ""
+    return f"<p class='more'>… and {total - HTML_ROWS} more</p>"
+
+
+def _section(title: str, total: int, body: str) -> str:
+    return (
+        f"<details open><summary><b>{html.escape(title)}</b> ({total})</summary>"
+        f"{body}{_more(total)}</details>"
+    )
+
+
+def _update_rows(ops: Sequence[PlannedOp]) -> list[str]:
+    rows: list[str] = []
+    for op in ops[:HTML_ROWS]:
+        span = max(1, len(op.changes))
+        lead = (
+            f"<td rowspan='{span}'>{_e(op.key)}</td><td rowspan='{span}'>{_e(op.row)}</td>"
+            f"<td rowspan='{span}'>{_e(op.id)}</td>"
+        )
+        for n, change in enumerate(op.changes or ()):
+            cells = (
+                f"<td>{_e(change.field)}</td><td class='before'>{_shown(change.before)}</td>"
+                f"<td class='changed' style='background:{_HIGHLIGHT}'>{_shown(change.after)}</td>"
+            )
+            rows.append(f"<tr>{lead if n == 0 else ''}{cells}</tr>")
+    return rows
+
+
+def render_html(plan: SyncPlan) -> str:
+    """The notebook view: summary, refusals and notes, then a bounded table per action."""
+    parts = [
+        "<div class='estatebot-plan'>",
+        f"<p><b>SyncPlan</b> by {_e(plan.key_type)}: {_e(plan.summary())}</p>",
+    ]
+    for text in plan.refusals:
+        parts.append(f"<p class='refusal' style='color:#a40000'>⚠ {_e(text)}</p>")
+    if plan.notes:
+        parts.append("<ul class='notes'>" + "".join(f"<li>{_e(t)}</li>" for t in plan.notes))
+        parts.append("</ul>")
+    if plan.creates:
+        rows = [
+            f"<tr><td>{_e(op.key)}</td><td>{_e(op.row)}</td>"
+            + "".join(f"<td>{_e((op.body or {}).get(f))}</td>" for f in _BRIEF)
+            + "</tr>"
+            for op in plan.creates[:HTML_ROWS]
+        ]
+        parts.append(_section("Create", len(plan.creates), _table(["key", "row", *_BRIEF], rows)))
+    if plan.updates:
+        table = _table(["key", "row", "ID", "field", "before", "after"], _update_rows(plan.updates))
+        parts.append(_section("Update", len(plan.updates), table))
+    if plan.deletes:
+        rows = [
+            f"<tr><td>{_e(op.key)}</td><td>{_e(op.id)}</td><td>{_e(op.reason)}</td>"
+            + "".join(f"<td>{_e((op.before or {}).get(f))}</td>" for f in _BRIEF)
+            + "</tr>"
+            for op in plan.deletes[:HTML_ROWS]
+        ]
+        table = _table(["key", "ID", "reason", *_BRIEF], rows)
+        parts.append(_section("Delete", len(plan.deletes), table))
+    if plan.invalid:
+        rows = [
+            f"<tr><td>{_e(r.row)}</td><td>{_e(r.key)}</td>"
+            f"<td>{'<br>'.join(_e(reason) for reason in r.reasons)}</td></tr>"
+            for r in plan.invalid[:HTML_ROWS]
+        ]
+        parts.append(
+            _section("Invalid", len(plan.invalid), _table(["row", "key", "reasons"], rows))
+        )
+    if plan.skipped_create:
+        rows = [
+            f"<tr><td>{_e(op.key)}</td><td>{_e(op.row)}</td></tr>"
+            for op in plan.skipped_create[:HTML_ROWS]
+        ]
+        table = _table(["key", "row"], rows)
+        parts.append(
+            _section("Skipped create (create_missing=False)", len(plan.skipped_create), table)
+        )
+    parts.append(
+        f"<p>{len(plan.unchanged)} unchanged, {len(plan.kept)} kept on the service; "
+        f"fingerprint <code>{_e(plan.fingerprint[:12])}</code>, made {_e(plan.created_at)}</p>"
+    )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- Excel
+
+
+def _cell_value(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
+    return ILLEGAL_CHARACTERS_RE.sub("", text)
+
+
+def _write(sheet: Worksheet, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """Write a table: bold, frozen header; text always stored as text, never as a formula."""
+    sheet.append(list(header))
+    for cell in sheet[1]:
+        cell.font = Font(bold=True)
+    sheet.freeze_panes = "A2"
+    for values in rows:
+        sheet.append([_cell_value(v) for v in values])
+        for cell in sheet[sheet.max_row]:
+            if isinstance(cell.value, str):
+                cell.data_type = "s"  # an untrusted "=..." stays text
+    for index, name in enumerate(header, start=1):
+        sheet.column_dimensions[get_column_letter(index)].width = max(10, min(40, len(name) + 4))
+
+
+def to_excel(plan: SyncPlan, path: str | PathLike[str]) -> Path:
+    """Write the plan as a workbook: Summary, Create, Update, Delete, Invalid, Unchanged.
+
+    The Update sheet shows each listing's values after the update; changed cells are filled
+    yellow and carry the previous value as a comment. Kept and skipped creates get their own
+    sheets when there are any.
+    """
+    book = Workbook()
+    summary = book.active
+    assert summary is not None  # a new workbook always has one sheet
+    summary.title = "Summary"
+    counts = plan.counts()
+    lines: list[Sequence[Any]] = [(name, count) for name, count in counts.items()]
+    lines += [
+        ("key type", plan.key_type),
+        ("remote listings", plan.remote_count),
+        ("fingerprint", plan.fingerprint),
+        ("created at", plan.created_at),
+    ]
+    lines += [("refused", text) for text in plan.refusals]
+    lines += [("note", text) for text in plan.notes]
+    _write(summary, ["item", "value"], lines)
+    summary.column_dimensions["B"].width = 80
+
+    create = book.create_sheet("Create")
+    _write(
+        create,
+        ["key", "row", *_FIELDS],
+        ([op.key, op.row, *values_after(op).values()] for op in plan.creates),
+    )
+
+    update = book.create_sheet("Update")
+    header = ["key", "row", "ID", "changed", *_FIELDS]
+    _write(
+        update,
+        header,
+        (
+            [op.key, op.row, op.id, ", ".join(c.field for c in op.changes),
+             *values_after(op).values()]
+            for op in plan.updates
+        ),
+    )  # fmt: skip
+    column_of = {name: index for index, name in enumerate(header, start=1)}
+    for offset, op in enumerate(plan.updates):
+        for change in op.changes:
+            cell = update.cell(row=offset + 2, column=column_of[change.field])
+            cell.fill = _FILL
+            cell.comment = Comment(f"before: {_cell_value(change.before)}", "plan")
+
+    delete = book.create_sheet("Delete")
+    _write(
+        delete,
+        ["key", "ID", "row", "reason", *_FIELDS],
+        ([op.key, op.id, op.row, op.reason, *values_after(op).values()] for op in plan.deletes),
+    )
+    invalid = book.create_sheet("Invalid")
+    _write(
+        invalid,
+        ["row", "key", "ID", "reasons"],
+        ([r.row, r.key, r.id, "; ".join(r.reasons)] for r in plan.invalid),
+    )
+    unchanged = book.create_sheet("Unchanged")
+    _write(unchanged, ["key", "row", "ID"], ([r.key, r.row, r.id] for r in plan.unchanged))
+    if plan.kept:
+        kept = book.create_sheet("Kept")
+        _write(kept, ["key", "ID"], ([r.key, r.id] for r in plan.kept))
+    if plan.skipped_create:
+        skipped = book.create_sheet("Skipped create")
+        _write(
+            skipped,
+            ["key", "row", *_FIELDS],
+            ([op.key, op.row, *values_after(op).values()] for op in plan.skipped_create),
+        )
+    target = Path(path)
+    book.save(target)
+    return target

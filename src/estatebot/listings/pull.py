@@ -1,0 +1,181 @@
+"""Every page of a chatbot's listings into one canonical DataFrame, fetched concurrently.
+
+The paging decisions live in :class:`Pager`, which does no I/O; two small drivers run it, one with
+a thread pool for :class:`~estatebot.api.client.Client` (so it works the same in a script and inside
+Jupyter's running event loop) and one with asyncio for
+:class:`~estatebot.api.client.AsyncClient`.
+
+The paging rules are described in :mod:`estatebot.listings.paging`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import pandas as pd
+
+from estatebot._progress import progress_bar
+from estatebot.api.client import AsyncClient, Client
+from estatebot.api.errors import EstatebotError, PullError
+from estatebot.api.models import ListingPage
+from estatebot.listings.normalize import normalize_records
+from estatebot.listings.paging import Pager
+
+OnError = Literal["raise", "skip"]
+
+
+class PullWarning(UserWarning):
+    """Some pages could not be fetched and were skipped (``on_error="skip"``)."""
+
+
+def _finish(pager: Pager, expand_extensions: bool) -> pd.DataFrame:
+    frame = normalize_records(pager.records(), expand_extensions=expand_extensions).frame
+    seen_before = frame["ID"].duplicated() & frame["ID"].notna()
+    frame = frame.loc[~seen_before].reset_index(drop=True)
+    frame.attrs["missing_pages"] = sorted(pager.missing)
+    frame.attrs["unverified_pages"] = sorted(pager.unverified)
+    if pager.unverified and not pager.missing:
+        warnings.warn(
+            f"the count said every listing arrived, but the check past it (page(s) "
+            f"{sorted(pager.unverified)}) failed: more listings may exist",
+            PullWarning,
+            stacklevel=3,
+        )
+    if pager.missing:
+        warnings.warn(
+            f"{len(pager.missing)} page(s) could not be fetched and were skipped: "
+            f"{sorted(pager.missing)}; the frame is incomplete",
+            PullWarning,
+            stacklevel=3,
+        )
+    return frame
+
+
+def _check_options(page_size: int, concurrency: int, on_error: str) -> None:
+    if page_size < 1:
+        raise ValueError(f"page_size must be at least 1, got {page_size}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+
+
+def pull_listings(
+    client: Client,
+    serial: str,
+    *,
+    city: str | None = None,
+    sale_type: str | None = None,
+    mls_number: str | None = None,
+    page_size: int = 100,
+    concurrency: int = 8,
+    progress: bool | None = None,
+    on_error: OnError = "raise",
+    expand_extensions: bool = False,
+) -> pd.DataFrame:
+    """All listings of a chatbot as a canonical frame (see :mod:`estatebot.listings.schema`).
+
+    Pages after the first are fetched by up to ``concurrency`` threads. A page that still fails
+    after the client's retries raises :class:`~estatebot.api.errors.PullError` naming the page;
+    with ``on_error="skip"`` the pull goes on, the frame holds what arrived, its
+    ``attrs["missing_pages"]`` lists the pages that did not, and a :class:`PullWarning` says so.
+    Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``.
+    """
+    _check_options(page_size, concurrency, on_error)
+
+    def get(number: int, size: int) -> ListingPage:
+        try:
+            return client.listings.list_page(
+                serial,
+                city=city,
+                sale_type=sale_type,
+                mls_number=mls_number,
+                page=number,
+                page_size=size,
+            )
+        except EstatebotError as error:
+            raise PullError(number, error) from error
+
+    def fetch(number: int, size: int) -> ListingPage | None:
+        try:
+            return get(number, size)
+        except PullError:
+            if on_error == "raise":
+                raise
+            return None
+
+    pager = Pager(page_size=page_size, concurrency=concurrency)
+    first = get(1, page_size)  # without page 1 there is nothing to go on: always raise
+    with (
+        progress_bar(None, "Pulling listings", progress=progress, unit="page") as bar,
+        ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="estatebot-pull") as pool,
+    ):
+        batch = pager.start(first)
+        _track(bar, pager, 1)
+        while batch:
+            results = list(pool.map(lambda number: fetch(number, pager.size), batch))
+            next_batch = pager.advance(batch, results)
+            _track(bar, pager, len(batch))
+            batch = next_batch
+    return _finish(pager, expand_extensions)
+
+
+async def apull_listings(
+    client: AsyncClient,
+    serial: str,
+    *,
+    city: str | None = None,
+    sale_type: str | None = None,
+    mls_number: str | None = None,
+    page_size: int = 100,
+    concurrency: int = 8,
+    progress: bool | None = None,
+    on_error: OnError = "raise",
+    expand_extensions: bool = False,
+) -> pd.DataFrame:
+    """The awaitable twin of :func:`pull_listings`, for an :class:`~estatebot.AsyncClient`."""
+    _check_options(page_size, concurrency, on_error)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def get(number: int, size: int) -> ListingPage:
+        async with gate:
+            try:
+                return await client.listings.list_page(
+                    serial,
+                    city=city,
+                    sale_type=sale_type,
+                    mls_number=mls_number,
+                    page=number,
+                    page_size=size,
+                )
+            except EstatebotError as error:
+                raise PullError(number, error) from error
+
+    async def fetch(number: int, size: int) -> ListingPage | None:
+        try:
+            return await get(number, size)
+        except PullError:
+            if on_error == "raise":
+                raise
+            return None
+
+    pager = Pager(page_size=page_size, concurrency=concurrency)
+    first = await get(1, page_size)  # without page 1 there is nothing to go on: always raise
+    with progress_bar(None, "Pulling listings", progress=progress, unit="page") as bar:
+        batch = pager.start(first)
+        _track(bar, pager, 1)
+        while batch:
+            results = await asyncio.gather(*(fetch(number, pager.size) for number in batch))
+            next_batch = pager.advance(batch, results)
+            _track(bar, pager, len(batch))
+            batch = next_batch
+    return _finish(pager, expand_extensions)
+
+
+def _track(bar: Any, pager: Pager, done: int) -> None:
+    if pager.expected_pages is not None and bar.total != pager.expected_pages:
+        bar.total = pager.expected_pages
+    bar.update(done)

@@ -1,0 +1,187 @@
+"""ApplyReport: what an apply (or a restore) did, one row per operation.
+
+The report holds outcomes only: actions, keys, sheet rows, listing IDs, the service's ``Code`` and
+``Message``, attempts and timings. It never holds a credential (messages come from the service's
+reply or our own words, see :mod:`estatebot.api.errors`).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+#: Outcomes of an operation.
+DONE = "done"
+FAILED = "failed"
+SKIPPED = "skipped (already done)"
+UNCHANGED = "unchanged"
+OUTCOMES: tuple[str, ...] = (DONE, FAILED, SKIPPED, UNCHANGED)
+
+#: Columns of :attr:`ApplyReport.frame`, with their dtypes.
+REPORT_DTYPES: dict[str, Any] = {
+    "action": "string",
+    "key": "string",
+    "row": "Int64",
+    "id": "Int64",
+    "outcome": "string",
+    "code": "Int64",
+    "message": "string",
+    "attempts": "Int64",
+    "elapsed_ms": "Float64",
+}
+REPORT_COLUMNS: tuple[str, ...] = tuple(REPORT_DTYPES)
+
+# How each action is named in the summary when it was done.
+_DONE_WORDS: dict[str, str] = {"create": "created", "update": "updated", "delete": "deleted"}
+_FAILED_FILL = "FFC7CE"  # the light red spreadsheets use for bad cells
+
+
+@dataclass(frozen=True)
+class OpOutcome:
+    """The outcome of one operation (one row of the report)."""
+
+    action: str
+    key: str | None
+    row: int | None
+    id: int | None
+    outcome: str
+    code: int | None = None
+    message: str = ""
+    attempts: int | None = None
+    elapsed_ms: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as a dict keyed by :data:`REPORT_COLUMNS`."""
+        return {column: getattr(self, column) for column in REPORT_COLUMNS}
+
+
+def outcomes_frame(outcomes: Iterable[OpOutcome | Mapping[str, Any]]) -> pd.DataFrame:
+    """A report frame (:data:`REPORT_COLUMNS`, nullable dtypes) from outcomes, in order."""
+    rows = [o.as_dict() if isinstance(o, OpOutcome) else dict(o) for o in outcomes]
+    data = {
+        column: pd.Series([r.get(column) for r in rows], dtype=dtype)
+        for column, dtype in REPORT_DTYPES.items()
+    }
+    return pd.DataFrame(data)
+
+
+@dataclass
+class ApplyReport:
+    """What an apply did: ``frame`` has one row per operation (see :data:`REPORT_COLUMNS`).
+
+    ``outcome`` is ``"done"``, ``"failed"``, ``"skipped (already done)"`` (done by an earlier run
+    with the same journal) or ``"unchanged"``. A failed row carries the service's ``code`` and
+    ``message`` (or the transport error). ``backup_path`` and ``journal_path`` say where the
+    before-image and the journal were written; ``notes`` says anything else worth knowing.
+    """
+
+    frame: pd.DataFrame
+    backup_path: Path | None = None
+    journal_path: Path | None = None
+    notes: list[str] = field(default_factory=list)
+    title: str = "Apply"
+
+    @property
+    def failed(self) -> pd.DataFrame:
+        """The rows whose operation failed."""
+        return self.frame[(self.frame["outcome"] == FAILED).fillna(False)]
+
+    @property
+    def ok(self) -> bool:
+        """True when no operation failed."""
+        return bool(len(self.failed) == 0)
+
+    def counts(self) -> dict[str, int]:
+        """Counts by summary word: ``created``, ``updated``, ``deleted``, ``unchanged``,
+        ``skipped (already done)`` and ``failed`` (only those above zero)."""
+        counts: dict[str, int] = {}
+        actions = self.frame["action"].astype("object").tolist()
+        outcomes = self.frame["outcome"].astype("object").tolist()
+        for action, outcome in zip(actions, outcomes, strict=True):
+            if outcome == DONE:
+                word = _DONE_WORDS.get(str(action), f"{action} done")
+            else:
+                word = str(outcome)
+            counts[word] = counts.get(word, 0) + 1
+        order = [*_DONE_WORDS.values(), UNCHANGED, SKIPPED, FAILED]
+        ordered = {word: counts.pop(word) for word in order if word in counts}
+        return {**ordered, **counts}
+
+    def summary(self) -> str:
+        """One line, such as ``"40 updated, 3 deleted, 1 failed"``."""
+        counts = self.counts()
+        if not counts:
+            return "nothing to do"
+        return ", ".join(f"{count} {word}" for word, count in counts.items())
+
+    def to_excel(self, path: str | PathLike[str]) -> Path:
+        """Write the report to an .xlsx workbook, failed rows highlighted; returns the path."""
+        from openpyxl.styles import PatternFill
+
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fill = PatternFill(start_color=_FAILED_FILL, end_color=_FAILED_FILL, fill_type="solid")
+        failed = (self.frame["outcome"] == FAILED).fillna(False).tolist()
+        with pd.ExcelWriter(target, engine="openpyxl") as writer:
+            self.frame.to_excel(writer, sheet_name="Report", index=False)
+            sheet = writer.sheets["Report"]
+            sheet.freeze_panes = "A2"
+            for position, is_failed in enumerate(failed):
+                if is_failed:
+                    for cell in sheet[position + 2]:  # row 1 is the header
+                        cell.fill = fill
+        return target
+
+    def _where(self) -> list[str]:
+        lines: list[str] = []
+        if self.backup_path is not None:
+            lines.append(f"backup: {self.backup_path}")
+        if self.journal_path is not None:
+            lines.append(f"journal: {self.journal_path}")
+        return lines
+
+    def __str__(self) -> str:
+        lines = [f"{self.title}: {self.summary()}", *self._where()]
+        lines += [f"note: {note}" for note in self.notes]
+        failed = self.failed
+        for record in failed.head(10).to_dict("records"):
+            code = "" if record["code"] is pd.NA else f" [{record['code']}]"
+            lines.append(f"failed {record['action']} {record['key']}{code}: {record['message']}")
+        if len(failed) > 10:
+            lines.append(f"... and {len(failed) - 10} more failed (see .failed)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<ApplyReport {self.summary()}>"
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        parts = [f"<div><strong>{esc(self.title)}: {esc(self.summary())}</strong>"]
+        parts += [f"<div>{esc(line)}</div>" for line in self._where()]
+        parts += [f"<div>note: {esc(note)}</div>" for note in self.notes]
+        shown = self.frame.head(200)
+        head = "".join(f"<th>{esc(column)}</th>" for column in REPORT_COLUMNS)
+        body: list[str] = []
+        for record in shown.to_dict("records"):
+            style = ' style="background:#ffc7ce"' if record["outcome"] == FAILED else ""
+            cells = "".join(f"<td>{esc(_cell(record[column]))}</td>" for column in REPORT_COLUMNS)
+            body.append(f"<tr{style}>{cells}</tr>")
+        parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+        if len(self.frame) > len(shown):
+            parts.append(f"<div>… {len(self.frame) - len(shown)} more rows in .frame</div>")
+        parts.append("</div>")
+        return "".join(parts)
+
+
+def _cell(value: Any) -> str:
+    if value is None or value is pd.NA:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
