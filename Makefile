@@ -27,14 +27,20 @@ fmt: setup
 	$(BIN)/ruff check --fix src tests bench
 	$(BIN)/ruff format src tests bench
 
+# The suite, then every notebook executed by nbval (each against a fresh emulator, see
+# notebooks/conftest.py).
 test: lint
 	$(BIN)/pytest
+	$(BIN)/pytest --nbval-lax --nbval-current-env notebooks/
 
 unit: setup
 	$(BIN)/pytest tests/unit
 
 integration: setup
 	$(BIN)/pytest tests/integration
+
+notebooks: setup
+	$(BIN)/pytest --nbval-lax --nbval-current-env notebooks/
 
 # Benchmarks run in their own venv: the datacompy baseline pins an older pandas.
 BENCH_VENV := .venv-bench

@@ -1,1 +1,98 @@
-"""estatebot: notebook-first toolkit for real-estate chatbots."""
+"""estatebot: notebook-first toolkit for real-estate chatbots.
+
+Typed API client, listings in pandas DataFrames, spreadsheet sync planned before it is applied,
+a chat panel and test harness for Jupyter, and a local emulator of the service::
+
+    import estatebot as eb
+
+    client = eb.Client()                        # ESTATEBOT_BASE_URL, _API_KEY, _SESSION_KEY
+    remote = eb.pull_listings(client, serial)
+    plan = eb.plan_sync(eb.read_sheet("mls_export.xlsx"), remote)
+    report = plan.apply(client, serial, journal="sync.journal", backup="backup.xlsx")
+"""
+
+from estatebot import emulator, listings
+from estatebot.api.client import AsyncClient, Client
+from estatebot.api.errors import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    ConfigurationError,
+    ConflictError,
+    EstatebotError,
+    InvalidRequestError,
+    NotFoundError,
+    PlanError,
+    PullError,
+    RateLimitError,
+    RequestValidationError,
+    ServerError,
+    SheetError,
+)
+from estatebot.api.models import (
+    AIModel,
+    Answer,
+    ChatbotSettings,
+    KeyType,
+    ListingInput,
+    ListingUpdate,
+    StreamResult,
+)
+from estatebot.chat.panel import ChatPanel
+from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
+from estatebot.listings.apply import apply_plan, restore
+from estatebot.listings.normalize import NormalizeWarning, normalize_records
+from estatebot.listings.plan import SyncPlan, plan_cleanup, plan_sync
+from estatebot.listings.pull import PullWarning, apull_listings, pull_listings
+from estatebot.listings.report import ApplyReport
+from estatebot.listings.sheets import Sheet, read_sheet
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AIModel",
+    "APIConnectionError",
+    "APIError",
+    "APITimeoutError",
+    "Answer",
+    "ApplyReport",
+    "AsyncClient",
+    "AuthenticationError",
+    "ChatPanel",
+    "ChatTestResults",
+    "ChatbotSettings",
+    "Client",
+    "ConfigurationError",
+    "ConflictError",
+    "EstatebotError",
+    "InvalidRequestError",
+    "KeyType",
+    "ListingInput",
+    "ListingUpdate",
+    "NormalizeWarning",
+    "NotFoundError",
+    "PlanError",
+    "PullError",
+    "PullWarning",
+    "RateLimitError",
+    "RequestValidationError",
+    "ServerError",
+    "Sheet",
+    "SheetError",
+    "StreamResult",
+    "SyncPlan",
+    "__version__",
+    "apply_plan",
+    "apull_listings",
+    "compare_chat_runs",
+    "emulator",
+    "listings",
+    "normalize_records",
+    "plan_cleanup",
+    "plan_sync",
+    "pull_listings",
+    "read_sheet",
+    "restore",
+    "run_chat_tests",
+]

@@ -98,7 +98,7 @@ def _stop_lab(proc: subprocess.Popen[bytes], url: str, token: str) -> None:
 @pytest.fixture(scope="module")
 def chat_emulator() -> Iterator[Any]:
     """The demo emulator, streaming slowly enough for the answer to arrive in visible steps."""
-    with running(seed="demo", stream_delay_ms=15) as server:
+    with running(seed="small", stream_delay_ms=15) as server:
         yield server
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,9 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "chat-panel.png"
+# The README's picture; refreshed only when asked, so a test run leaves the work tree as it was.
+DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "chat-panel.png"
+UPDATE_DOCS = os.environ.get("ESTATEBOT_UPDATE_DOCS") == "1"
 QUESTION = "3 bedroom homes in Austin under $600k"
 OFF_TOPIC = "what is the capital of France"
 
@@ -103,9 +106,10 @@ def test_a_question_typed_in_the_browser_is_answered_in_the_panel(
         assert new_session != first_session
         expect(status).to_contain_text(f"Session {new_session}")
 
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        chat.screenshot(path=str(SCREENSHOT))
-        assert SCREENSHOT.stat().st_size > 10_000
+        screenshot = DOCS_SCREENSHOT if UPDATE_DOCS else lab.root.parent / "chat-panel.png"
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        chat.screenshot(path=str(screenshot))
+        assert screenshot.stat().st_size > 10_000
     except Exception:
         page.screenshot(path=str(lab.root.parent / "failure.png"))
         raise

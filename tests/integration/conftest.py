@@ -1,7 +1,7 @@
 """Fixtures for tests that talk to a real emulator over loopback HTTP.
 
 * ``emulator`` — a fresh :class:`estatebot.emulator.EmulatorServer` per test, seeded with the
-  demo workspace and its sample listings (``running(seed="demo")``): ``.base_url``,
+  demo workspace and its 16 small-seed listings (``running(seed="small")``): ``.base_url``,
   ``.api_key``, ``.session_key``, ``.serial`` (the demo chatbot "Sunny Homes"), live
   ``.faults``, ``.request_counts``, and ``add_workspace()`` / ``add_chatbot()`` /
   ``add_listings()`` to build more state.
@@ -24,8 +24,8 @@ from estatebot.emulator import EmulatorServer, running
 
 @pytest.fixture
 def emulator() -> Iterator[EmulatorServer]:
-    """A running emulator with the demo workspace and its sample listings."""
-    with running(seed="demo") as server:
+    """A running emulator with the demo workspace and the 16 small-seed listings."""
+    with running(seed="small") as server:
         yield server
 
 

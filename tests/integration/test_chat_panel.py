@@ -37,7 +37,7 @@ def client(emulator: Any) -> Iterator[Client]:
 @pytest.fixture(scope="module")
 def slow_emulator() -> Iterator[Any]:
     """An emulator that waits between stream fragments, so a test can act mid-answer."""
-    with running(seed="demo", stream_delay_ms=30) as server:
+    with running(seed="small", stream_delay_ms=30) as server:
         yield server
 
 

@@ -651,9 +651,9 @@ def test_seed_from_a_file(tmp_path: Path) -> None:
 
 def test_a_database_file_keeps_its_state(tmp_path: Path) -> None:
     db = tmp_path / "emulator.sqlite"
-    with running(db=db) as server:
+    with running(db=db, seed="small") as server:
         ok(call(server, "RealEstateCreate", listing(server.serial)))
-    with running(db=db) as server:  # the demo seed is not loaded twice
+    with running(db=db, seed="small") as server:  # the seed is not loaded twice
         assert list_page(server)["VirtualCount"] == len(SAMPLE_LISTINGS) + 1
 
 

@@ -3,8 +3,12 @@
 The demo workspace has fixed credentials (:data:`DEMO_API_KEY`, :data:`DEMO_SESSION_KEY`) and one
 chatbot, "Sunny Homes" (:data:`DEMO_SERIAL`). :func:`load_seed` prepares a store:
 
-* ``"demo"`` — the demo workspace and chatbot with :data:`SAMPLE_LISTINGS` (16 listings in
-  Austin TX, Denver CO, Miami FL and San Antonio TX, for sale and for rent);
+* ``"demo"`` — the demo workspace and chatbot with the sample market's week-1 listings
+  (:func:`demo_listings`: 200 listings in eight US metro areas, for sale and for rent, read from
+  ``sample_data/mls_export.xlsx`` and stored as ``demo_listings.json`` next to this module, so
+  planning that export against a fresh demo emulator finds nothing to do);
+* ``"small"`` — the demo workspace and chatbot with :data:`SAMPLE_LISTINGS` (16 hand-written
+  listings in Austin TX, Denver CO, Miami FL and San Antonio TX, for sale and for rent);
 * ``None`` — the demo workspace and chatbot with no listings;
 * a path to a JSON file — the demo workspace and chatbot with the file's listings. The file
   holds a JSON list of RealEstateCreate bodies, with or without ``SerialNumber`` (it is replaced
@@ -17,8 +21,10 @@ neither duplicates them nor fails on a conflict.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
+from functools import cache
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -48,7 +54,7 @@ DEMO_SETTINGS: dict[str, Any] = {
     "RateLimitMessage": "You're sending messages too quickly. Please wait a moment.",
     "MessageLimit": -1,
     "ChatBubbleColor": "rgb(255,183,3)",
-    "UserInputPlaceholder": "Ask about homes in Austin, Denver, Miami or San Antonio",
+    "UserInputPlaceholder": "Ask about homes in Austin, Boston, Chicago, Miami and more",
 }
 
 SeedSpec = str | PathLike[str] | None
@@ -116,7 +122,7 @@ def _listing(
     return item
 
 
-#: The demo chatbot's sample listings (Create bodies without SerialNumber).
+#: The small seed's hand-written listings (Create bodies without SerialNumber).
 SAMPLE_LISTINGS: tuple[dict[str, Any], ...] = (
     _listing("ATX1001", "Austin", "TX", "78704", "1208 S Lamar Blvd", "for_sale", 450000, 3, 2,
              1850, lat=30.2541, lon=-97.7631, year=1998, extras=[("Pool", "Yes")],
@@ -182,6 +188,20 @@ def load_listings_file(path: str | PathLike[str]) -> list[dict[str, Any]]:
     return data
 
 
+#: The demo seed file: the sample market's week-1 listings as Create bodies.
+DEMO_LISTINGS_FILE = Path(__file__).with_name("demo_listings.json")
+
+
+@cache
+def _demo_listings() -> tuple[dict[str, Any], ...]:
+    return tuple(load_listings_file(DEMO_LISTINGS_FILE))
+
+
+def demo_listings() -> list[dict[str, Any]]:
+    """The demo chatbot's listings (Create bodies without SerialNumber), a fresh copy."""
+    return copy.deepcopy(list(_demo_listings()))
+
+
 def load_seed(store: Store, seed: SeedSpec = "demo") -> None:
     """Create the demo workspace and chatbot, and load the listings ``seed`` names."""
     workspace = store.add_workspace(DEMO_API_KEY, DEMO_SESSION_KEY)
@@ -189,6 +209,11 @@ def load_seed(store: Store, seed: SeedSpec = "demo") -> None:
     if seed is None:
         return
     listings: Sequence[Mapping[str, Any]]
-    listings = SAMPLE_LISTINGS if seed == "demo" else load_listings_file(seed)
+    if seed == "demo":
+        listings = demo_listings()
+    elif seed == "small":
+        listings = SAMPLE_LISTINGS
+    else:
+        listings = load_listings_file(seed)
     if store.count_listings(DEMO_SERIAL) == 0:
         store.add_listings(DEMO_SERIAL, validated_listings(listings))

@@ -191,8 +191,9 @@ def running(
 ) -> Iterator[EmulatorServer]:
     """Serve the emulator on 127.0.0.1 in a background thread for the ``with`` block.
 
-    ``seed``: ``"demo"`` (demo workspace with sample listings), None (demo workspace, no
-    listings) or a path to a JSON list of Create bodies (see :mod:`.seed`). ``port=0`` picks a
+    ``seed``: ``"demo"`` (demo workspace with the 200 sample-market listings), ``"small"``
+    (demo workspace with 16 hand-written listings), None (demo workspace, no listings) or a
+    path to a JSON list of Create bodies (see :mod:`.seed`). ``port=0`` picks a
     free port. The server accepts connections when the block starts and is stopped at its end.
     """
     store, emulator, app = _build(
