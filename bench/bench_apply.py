@@ -21,19 +21,17 @@ distant service):
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from bench._emulator import emulator_process
 from estatebot.api.client import Client
 from estatebot.emulator import running
 from estatebot.listings.apply import apply_plan
@@ -76,49 +74,6 @@ def listings(n: int, seed: int = 11) -> list[dict[str, Any]]:
     return out
 
 
-# The emulator for the timing part, in a child process: it prints how to reach it, then serves
-# until its stdin is closed.
-_SERVE = """
-import json, sys
-from estatebot.emulator import running
-with open(sys.argv[1], encoding="utf-8") as handle:
-    bodies = json.load(handle)
-with running(seed=None) as server:
-    server.add_listings(server.serial, bodies, validate=False)
-    server.faults.only = {"RealEstateUpdate"}
-    server.faults.latency_ms = float(sys.argv[2])
-    print(json.dumps({"base_url": server.base_url, "api_key": server.api_key,
-                      "session_key": server.session_key, "serial": server.serial}), flush=True)
-    sys.stdin.read()
-"""
-
-
-@contextmanager
-def emulator_process(
-    bodies: list[dict[str, Any]], latency_ms: float, folder: Path
-) -> Iterator[dict[str, str]]:
-    """An emulator in a child process holding ``bodies``; yields its address and keys."""
-    data = folder / "listings.json"
-    data.write_text(json.dumps(bodies), encoding="utf-8")
-    child = subprocess.Popen(
-        [sys.executable, "-c", _SERVE, str(data), str(latency_ms)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        yield json.loads(child.stdout.readline())
-    finally:
-        if child.stdin is not None:
-            child.stdin.close()
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-
-
 def repriced(remote: pd.DataFrame, bump: float) -> pd.DataFrame:
     """The remote listings as a sheet with every price raised by ``bump``."""
     sheet = remote.drop(columns=["ID"]).copy()
@@ -151,7 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         with (
-            emulator_process(listings(n), args.latency_ms, work) as remote,
+            emulator_process(
+                listings(n), args.latency_ms, work, only=["RealEstateUpdate"]
+            ) as remote,
             Client(
                 base_url=remote["base_url"],
                 api_key=remote["api_key"],

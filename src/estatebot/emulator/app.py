@@ -653,10 +653,16 @@ class Emulator:
         filters = ListingFilter(
             city=body.CityName, sale_type=body.SaleType, mls_number=body.MLSNumber
         )
-        rows, total = self.store.list_listings(
+        ids, total = self.store.page_ids(
             body.SerialNumber, filters, (body.PageNumber - 1) * size, size
         )
-        return {"List": [list_record(i, data) for i, data in rows], "VirtualCount": total}
+        # Records are built once per listing and kept until the chatbot's listings change.
+        records = self.store.derived(body.SerialNumber)
+        missing = [i for i in ids if i not in records]
+        if missing:
+            for i, data in self.store.listing_data(body.SerialNumber, missing).items():
+                records[i] = list_record(i, data)
+        return {"List": [records[i] for i in ids if i in records], "VirtualCount": total}
 
     async def delete_listings(self, request: Request, workspace: int) -> dict[str, int]:
         """RealEstateDelete: Data = {"SuccessCount": the number deleted}; unknown keys ignored."""

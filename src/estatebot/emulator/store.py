@@ -162,6 +162,10 @@ class Store:
         self._lock = threading.RLock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._listing_cache: dict[str, tuple[tuple[str, ...], list[dict[str, Any]]]] = {}
+        # Per chatbot, until its listings change: match counts by filter, and whatever the app
+        # derives per listing (its List records), so paging does no repeated work.
+        self._counts: dict[str, dict[ListingFilter, int]] = {}
+        self._derived: dict[str, dict[int, Any]] = {}
         with self._lock:
             if path != ":memory:":
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -336,7 +340,7 @@ class Store:
         except sqlite3.IntegrityError as error:
             raise self._conflict(error, serial, rows) from None
         finally:
-            self._listing_cache.pop(serial, None)
+            self._changed(serial)
         # One writer under the lock and AUTOINCREMENT: the batch took consecutive IDs.
         return list(range(before + 1, after + 1))
 
@@ -376,7 +380,7 @@ class Store:
                 error, serial, [(serial, mls, url, city, sale_type, payload)]
             ) from None
         finally:
-            self._listing_cache.pop(serial, None)
+            self._changed(serial)
         return cursor.rowcount
 
     def delete_listings(self, serial: str, key_type: str, keys: Iterable[str]) -> int:
@@ -388,13 +392,36 @@ class Store:
             db.executemany(
                 "DELETE FROM listings WHERE serial = ? AND id = ?", [(serial, i) for i in ids]
             )
-        self._listing_cache.pop(serial, None)
+        self._changed(serial)
         return len(ids)
 
-    def list_listings(
+    def _changed(self, serial: str) -> None:
+        """Forget everything cached about a chatbot's listings (called on every write)."""
+        with self._lock:
+            self._listing_cache.pop(serial, None)
+            self._counts.pop(serial, None)
+            self._derived.pop(serial, None)
+
+    def derived(self, serial: str) -> dict[int, Any]:
+        """A per-listing cache for the caller, by listing ID, emptied when the listings change."""
+        with self._lock:
+            return self._derived.setdefault(serial, {})
+
+    def listing_data(self, serial: str, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The stored fields of these listings (those that exist), by ID."""
+        wanted = list(ids)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT id, data FROM listings WHERE serial = ? AND id IN "
+                f"({','.join('?' * len(wanted))})",
+                [serial, *wanted],
+            ).fetchall()
+        return {int(row[0]): json.loads(row[1]) for row in rows}
+
+    def page_ids(
         self, serial: str, filters: ListingFilter, offset: int, limit: int
-    ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
-        """One page of a chatbot's listings by ID order, and the total number matching."""
+    ) -> tuple[list[int], int]:
+        """The IDs on one page of a chatbot's listings (by ID order), and the total matching."""
         where = ["serial = ?"]
         params: list[Any] = [serial]
         if filters.city is not None:
@@ -408,14 +435,19 @@ class Store:
             params.append(filters.mls_number)
         clause = " AND ".join(where)
         with self._lock:
-            total = self._db.execute(
-                f"SELECT COUNT(*) FROM listings WHERE {clause}", params
-            ).fetchone()[0]
+            counts = self._counts.setdefault(serial, {})
+            total = counts.get(filters)
+            if total is None:
+                total = counts[filters] = int(
+                    self._db.execute(
+                        f"SELECT COUNT(*) FROM listings WHERE {clause}", params
+                    ).fetchone()[0]
+                )
             rows = self._db.execute(
-                f"SELECT id, data FROM listings WHERE {clause} ORDER BY id LIMIT ? OFFSET ?",
+                f"SELECT id FROM listings WHERE {clause} ORDER BY id LIMIT ? OFFSET ?",
                 [*params, limit, offset],
             ).fetchall()
-        return [(int(row[0]), json.loads(row[1])) for row in rows], int(total)
+        return [int(row[0]) for row in rows], total
 
     def listings(self, serial: str, fields: tuple[str, ...]) -> list[dict[str, Any]]:
         """A chatbot's listings by ID, each with its ``ID`` and the present ``fields`` only.
