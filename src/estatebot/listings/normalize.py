@@ -31,13 +31,13 @@ import pandas as pd
 from estatebot.listings import schema
 from estatebot.listings.parsers import (
     Parsed,
+    arrow_module,
     arrow_text,
     gc_paused,
     parse_enum,
     parse_extensions,
     parse_images,
     parse_numbers,
-    arrow_module,
     parse_text,
     text_array,
 )

@@ -101,7 +101,7 @@ _pyarrow = _optional_pyarrow()
 
 
 def arrow_module() -> Any | None:
-    """pyarrow, when pandas keeps its ``string`` values in it (so arrow arrays can be used as is)."""
+    """pyarrow, when pandas keeps its ``string`` values in it (arrow arrays then serve as is)."""
     return _pyarrow if _pyarrow is not None and _STRING.storage == "pyarrow" else None
 
 
