@@ -34,6 +34,17 @@ ProgressOption = Annotated[
 ]
 
 
+def _defaults(pairs: list[str]) -> dict[str, str]:
+    """``FIELD=VALUE`` options as a dict; a malformed one is a usage error naming it."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        field, sep, value = pair.partition("=")
+        if not sep or not field.strip():
+            raise typer.BadParameter(f"expected FIELD=VALUE, got {pair!r}", param_hint="--default")
+        out[field.strip()] = value.strip()
+    return out
+
+
 def _fail(error: Exception) -> typer.Exit:
     typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
     return typer.Exit(code=1)
@@ -114,6 +125,14 @@ def plan(
     force_delete_count: Annotated[
         int | None, typer.Option(help="Allow a large delete: give its exact count.")
     ] = None,
+    default: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--default",
+            help="FIELD=VALUE for a field the sheet lacks or leaves blank, e.g. CurrencySymbol=$ "
+            "(repeatable).",
+        ),
+    ] = None,
     progress: ProgressOption = True,
 ) -> None:
     """Plan the sync of a spreadsheet: print the summary, save the plan and an xlsx preview.
@@ -126,7 +145,7 @@ def plan(
     from estatebot.listings.sheets import read_sheet
 
     try:
-        read = read_sheet(sheet, key=key)
+        read = read_sheet(sheet, key=key, defaults=_defaults(default or []))
         typer.echo(read.summary())
         with Client() as client:
             remote = pull_listings(client, serial, progress=progress)

@@ -1,0 +1,184 @@
+"""The ``estatebot`` command against the real emulator: outputs, files and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from estatebot.cli import app
+from estatebot.emulator import running
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
+runner = CliRunner()
+
+
+@pytest.fixture
+def demo() -> Iterator[Any]:
+    with running(seed="demo") as server:
+        yield server
+
+
+def env_of(server: Any) -> dict[str, str]:
+    return {
+        "ESTATEBOT_BASE_URL": server.base_url,
+        "ESTATEBOT_API_KEY": server.api_key,
+        "ESTATEBOT_SESSION_KEY": server.session_key,
+        "ESTATEBOT_SERIAL": server.serial,
+        "ESTATEBOT_PROGRESS": "0",
+    }
+
+
+def invoke(server: Any, *args: str) -> Any:
+    return runner.invoke(app, list(args), env=env_of(server))
+
+
+def test_plan_exits_0_without_changes_and_2_with_changes(demo: Any, tmp_path: Path) -> None:
+    same = invoke(
+        demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--default", "CurrencySymbol=$",
+        "--out", str(tmp_path / "same.json"),
+    )  # fmt: skip
+    assert same.exit_code == 0, same.output
+    assert "0 create, 0 update, 0 delete, 200 unchanged" in same.output
+
+    week2 = invoke(
+        demo, "plan", str(SAMPLES / "mls_export_week2.xlsx"), "--default", "CurrencySymbol=$",
+        "--delete-missing", "--out", str(tmp_path / "plan.json"),
+    )  # fmt: skip
+    assert week2.exit_code == 2, week2.output
+    assert "8 create, 21 update, 4 delete" in week2.output
+    assert json.loads((tmp_path / "plan.json").read_text())["fingerprint"]
+    assert (tmp_path / "plan.xlsx").stat().st_size > 0
+
+
+def test_plan_apply_then_restore(demo: Any, tmp_path: Path) -> None:
+    planned = invoke(
+        demo, "plan", str(SAMPLES / "mls_export_week2.xlsx"), "--default", "CurrencySymbol=$",
+        "--delete-missing", "--out", str(tmp_path / "plan.json"),
+    )  # fmt: skip
+    assert planned.exit_code == 2
+    applied = invoke(
+        demo, "apply", str(tmp_path / "plan.json"), "--journal", str(tmp_path / "sync.journal"),
+        "--backup", str(tmp_path / "backup.json"), "--report", str(tmp_path / "report.xlsx"),
+    )  # fmt: skip
+    assert applied.exit_code == 0, applied.output
+    assert "8 created, 21 updated, 4 deleted" in applied.output
+    assert (tmp_path / "report.xlsx").exists()
+
+    # The applied plan's listings now match: planning the same sheet again finds nothing.
+    again = invoke(
+        demo, "plan", str(SAMPLES / "mls_export_week2.xlsx"), "--default", "CurrencySymbol=$",
+        "--delete-missing", "--out", str(tmp_path / "again.json"),
+    )  # fmt: skip
+    assert again.exit_code == 0, again.output
+
+    restored = invoke(demo, "restore", str(tmp_path / "backup.json"))
+    assert restored.exit_code == 0, restored.output
+    assert "4 created" in restored.output  # the four deleted listings are back
+
+
+def test_a_stale_plan_is_refused_with_exit_1(demo: Any, tmp_path: Path) -> None:
+    planned = invoke(
+        demo, "plan", str(SAMPLES / "mls_export_week2.xlsx"), "--default", "CurrencySymbol=$",
+        "--out", str(tmp_path / "plan.json"),
+    )  # fmt: skip
+    assert planned.exit_code == 2
+    pulled = invoke(demo, "pull", "--out", str(tmp_path / "now.csv"))
+    assert pulled.exit_code == 0, pulled.output
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    key = next(op["key"] for op in plan["updates"])
+    demo.store.delete_listings(demo.serial, "MLSNumber", [key])  # changed behind the plan's back
+    applied = invoke(demo, "apply", str(tmp_path / "plan.json"))
+    assert applied.exit_code == 1
+    assert key in applied.output
+    assert "Traceback" not in applied.output
+
+
+def test_errors_exit_1_with_a_message_and_no_traceback(demo: Any, tmp_path: Path) -> None:
+    missing = invoke(demo, "plan", str(tmp_path / "nope.xlsx"))
+    assert missing.exit_code == 1
+    assert missing.output.startswith("error:")
+    no_currency = invoke(demo, "plan", str(SAMPLES / "mls_export.xlsx"))
+    assert no_currency.exit_code == 1
+    assert "CurrencySymbol" in no_currency.output
+    bad_default = invoke(demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--default", "oops")
+    assert bad_default.exit_code == 2
+    assert "FIELD=VALUE" in bad_default.output
+
+
+def test_pull_writes_every_listing(demo: Any, tmp_path: Path) -> None:
+    result = invoke(demo, "pull", "--out", str(tmp_path / "listings.xlsx"))
+    assert result.exit_code == 0, result.output
+    assert "200 listings written" in result.output
+    frame = pd.read_excel(tmp_path / "listings.xlsx", dtype=str)
+    assert len(frame) == 200
+    assert frame["MLSNumber"].is_unique
+
+
+def test_test_chat_gates_on_failures(demo: Any, tmp_path: Path) -> None:
+    passing = invoke(
+        demo, "test-chat", str(SAMPLES / "chat_tests.xlsx"), "--out", str(tmp_path / "r.xlsx")
+    )
+    assert passing.exit_code == 0, passing.output
+    assert "19 of 19 cases passed" in passing.output
+    assert (tmp_path / "r.xlsx").exists()
+
+    cases = tmp_path / "failing.csv"
+    cases.write_text("name,question,expect_contains\nimpossible,Hello,zebra crossing\n")
+    failing = invoke(demo, "test-chat", str(cases))
+    assert failing.exit_code == 1
+    assert "FAIL impossible" in failing.output
+
+
+def test_ask_streams_a_grounded_answer(demo: Any) -> None:
+    result = invoke(demo, "ask", "Any rentals in Phoenix?")
+    assert result.exit_code == 0, result.output
+    assert "Phoenix" in result.output
+
+
+def test_missing_credentials_name_the_variable() -> None:
+    env = {"ESTATEBOT_BASE_URL": "http://127.0.0.1:9", "ESTATEBOT_PROGRESS": "0"}
+    result = runner.invoke(app, ["ask", "hi", "--serial", "x"], env=env)
+    assert result.exit_code == 1
+    assert "ESTATEBOT_API_KEY" in result.output
+
+
+def test_serve_prints_its_address_and_answers() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = "from estatebot.cli import main; main()"
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, "serve", "--port", str(port), "--seed", "small"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert child.stdout is not None
+        seen = ""
+        # The address, then the emulator's own demo credentials (printed on purpose).
+        while f"127.0.0.1:{port}" not in seen or "demo-api-key" not in seen:
+            line = child.stdout.readline()
+            assert line, f"serve ended early: {seen}"
+            seen += line
+        reply = httpx.get(
+            f"http://127.0.0.1:{port}/chat/Chatbot/ModelList",
+            headers={"Authorization": "demo-api-key"},
+            timeout=10,
+        )
+        assert reply.json()["Success"] is True
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
