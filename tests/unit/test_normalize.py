@@ -347,3 +347,68 @@ def test_expand_extensions_adds_a_text_column_per_key() -> None:
 def test_expand_extensions_without_any_key_adds_nothing() -> None:
     frame = clean([record(ExtensionColumn="")], expand_extensions=True).frame
     assert list(frame.columns) == list(schema.COLUMNS)
+
+
+# --------------------------------------------------------------------------- reading records
+
+
+def read_each_way(records: list[dict[str, Any]]) -> tuple[NormalizeResult, NormalizeResult]:
+    """``records`` read by the struct pass, and by the row-block pass it falls back to."""
+    fast = quiet(records)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(normalize, "_columns_by_struct", lambda *args: None)
+        blocks = quiet(records)
+    return fast, blocks
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"LATITUDE": True},  # pyarrow would read 1.0
+        {"LATITUDE": 0},
+        {"LATITUDE": 1.0, "LONGITUDE": None},
+        {"LONGITUDE": float("nan")},
+        {"LONGITUDE": float("inf")},
+        {"ID": 2**53 + 1},  # pyarrow would round it
+        {"ID": 2**70},
+        {"ID": 2.5},
+        {"ID": 7.0},
+        {"ID": True},
+        {"ID": "12"},
+        {"City": None},
+        {"City": float("nan")},
+        {"City": 5},
+        {"Images": ["https://a/1.jpg"]},
+        {"ExtensionColumn": {"Pool": "Yes"}},
+        {"Bedrooms": "three", "Price": "$1,200.00", "HOAMonth": "N/A"},
+    ],
+)
+def test_records_read_alike_by_the_struct_pass_and_by_blocks(changes: dict[str, Any]) -> None:
+    rows = [record(ID=i, MLSNumber=f"M{i}") for i in range(1, 6)]
+    rows[3].update(changes)
+    fast, blocks = read_each_way(rows)
+    pd.testing.assert_frame_equal(fast.frame, blocks.frame)
+    pd.testing.assert_frame_equal(fast.problems, blocks.problems)
+
+
+def test_a_record_with_other_fields_of_the_same_number() -> None:
+    # Equal sizes, yet not the same fields: a lacking field must not pass for a None.
+    swapped = record(ID=2, Extra=5, Unknown="x")
+    del swapped["City"]
+    lacking_a_number = record(ID=3, Extra=5, Other=1)
+    del lacking_a_number["LATITUDE"]
+    rows = [record(ID=1, Extra=5), swapped, lacking_a_number]
+    assert len({len(row) for row in rows}) == 1
+    frame = quiet(rows).frame
+    assert frame["City"].tolist() == ["Austin", pd.NA, "Austin"]
+    assert frame["Latitude"].tolist() == [30.2672, 30.2672, pd.NA]
+    fast, blocks = read_each_way(rows)
+    pd.testing.assert_frame_equal(fast.frame, blocks.frame)
+
+
+def test_numbers_read_by_pyarrow_are_writable() -> None:
+    frame = clean([record(ID=1), record(ID=2)]).frame
+    frame.loc[0, "Latitude"] = 1.5
+    frame.loc[1, "Bedrooms"] = 9
+    frame.loc[1, "SalePrice"] = 1.0
+    assert frame["Latitude"].tolist() == [1.5, 30.2672]

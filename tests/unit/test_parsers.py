@@ -342,3 +342,76 @@ def test_decided_extension_json_parses_back_exactly(
     parsed = parse_extensions(raw(*texts))
     assert parsed.problems.empty
     assert parsed.values.tolist() == dicts
+
+
+def test_extensions_from_a_string_column() -> None:
+    column = pd.Series(
+        ['[{"Key":"Pool","value":"Yes"}]', "A: 1", None, "", "just words", "A: 1", "just words"],
+        dtype="string",
+    )
+    parsed = parse_extensions(column)
+    values = parsed.values.tolist()
+    assert values == [{"Pool": "Yes"}, {"A": "1"}, {}, {}, {}, {"A": "1"}, {}]
+    assert parsed.problems.index.tolist() == [4, 6]
+    assert "pairs" in parsed.problems.iloc[0]
+    values[1]["B"] = "2"
+    assert parsed.values.iloc[5] == {"A": "1"}
+
+
+# ------------------------------------------------------------------ with and without pyarrow
+
+NUMBER_FORMS = [
+    "0", "7", "42", "007", "-12", "+5", "3.0", "2.5", "-0.5", ".5", "5.", "1e3", "1e999", "inf",
+    "nan", "", " ", " 7 ", "N/A", "null", "$1,200.00", "US$ 950", "2,500 sqft", "1,5", "abc",
+    "9007199254740993", "1234567890123456789", "-123456789012345678",
+]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from(NUMBER_FORMS)), max_size=40),
+    st.booleans(),
+)
+def test_number_text_reads_alike_with_and_without_pyarrow(
+    values: list[str | None], integer: bool
+) -> None:
+    with_arrow = parse_numbers(raw(*values), integer=integer)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parsers, "_pyarrow", None)
+        without = parse_numbers(raw(*values), integer=integer)
+    pd.testing.assert_series_equal(with_arrow.values, without.values)
+    pd.testing.assert_series_equal(with_arrow.problems, without.problems)
+
+
+IMAGE_FORMS = [
+    '["https://a/1.jpg","https://a/2.jpg"]', '["https://a/1.jpg", "https://a/2.jpg"]',
+    '["https://a/1.jpg"]', '[ "https://a/1.jpg" ]', '["https://a/1 2.jpg"]', '["https://a/\\u00e9"]',
+    '["https://a/1.jpg",  "https://a/2.jpg"]', '[""]', "[]", '["]', "https://a/1, https://a/2",
+    "https://a/1|https://a/2", "", "  ", '["https://a/1.jpg"', "[1, 2]",
+]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(IMAGE_FORMS)), max_size=30))
+def test_images_read_alike_with_and_without_pyarrow(values: list[str | None]) -> None:
+    with_arrow = parse_images(pd.Series(values, dtype="string"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parsers, "_pyarrow", None)
+        without = parse_images(raw(*values))
+    assert with_arrow.values.tolist() == without.values.tolist()
+    pd.testing.assert_series_equal(with_arrow.problems, without.problems)
+
+
+EXTENSION_FORMS = [
+    '[{"Key":"Pool","value":"Yes"}]', '{"Pool": "Yes"}', "Pool: Yes; View: Lake", "", " ", "[]",
+    '[{"value": "Yes"}]', "just words", '[{"Key": "Pool"',
+]  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(EXTENSION_FORMS)), max_size=30))
+def test_extension_text_reads_alike_as_string_and_as_objects(values: list[str | None]) -> None:
+    as_string = parse_extensions(pd.Series(values, dtype="string"))
+    as_objects = parse_extensions(raw(*values))
+    assert as_string.values.tolist() == as_objects.values.tolist()
+    pd.testing.assert_series_equal(as_string.problems, as_objects.problems)

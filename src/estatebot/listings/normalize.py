@@ -6,8 +6,9 @@ and units; ``SaleType`` as display text; ``Images`` and ``ExtensionColumn`` as J
 forms; ``LATITUDE``/``LONGITUDE`` under wire names; and ``Price``/``Area`` derived from other
 fields. :func:`normalize_records` reads them all into the frame of :mod:`.schema`.
 
-The records are read in blocks of rows into columns, and each field is then parsed as a whole
-column (see :mod:`.parsers`): no Python loop per value except for the two JSON columns. A value
+The records are read into columns by pyarrow, block by block of rows in one C pass (see
+:func:`_columns_by_struct`), and each field is then parsed as a whole column (see
+:mod:`.parsers`): no Python loop per value except to build the ``Images`` lists. A value
 that cannot be read becomes NA and is reported in :attr:`NormalizeResult.problems`; nothing
 raises on bad data and nothing is guessed.
 
@@ -17,7 +18,6 @@ Duplicate ``ID`` values are kept as they come: pulling de-duplicates listings, n
 from __future__ import annotations
 
 import warnings
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -242,20 +242,25 @@ def _columns_by_struct(
 ) -> dict[str, pd.Series] | None:
     """Records of equal size whose fields are those of the first one, in one C pass per block.
 
-    pyarrow reads a block of dicts into a struct array with one ``string`` child per field that
-    is text in the first record, row by row in C (each record is visited once, while it is in the
-    cache). The other fields (numbers, mostly) are taken as Python objects in one more pass, so
-    that they are read exactly as before. None when some text field holds something else (a
-    number, say): the caller then reads the records another way. KeyError when a record lacks a
-    field of the first one.
+    pyarrow reads a block of dicts into a struct array, row by row in C (each record is visited
+    once, while it is in the cache): a ``string`` child per known field that is text in the first
+    record, a ``float64`` child per known field that is a Python int or float there. Other fields
+    are taken as Python objects in one more pass. None when some field holds something its child
+    cannot (a number in a text field, say): the caller then reads the records another way.
+    KeyError when a record lacks a field of the first one.
     """
     pa = arrow_module()
     if pa is None:
         return None
     first = records[0]
-    text_names = [name for name in names if isinstance(first[name], str)]
-    other_names = [name for name in names if name not in text_names]
-    struct = pa.struct([(name, pa.large_string()) for name in text_names])
+    text_names = [name for name in names if name in _INPUT_FIELDS and type(first[name]) is str]
+    number_names = [
+        name for name in names if name in _INPUT_FIELDS and type(first[name]) in (int, float)
+    ]
+    struct = pa.struct(
+        [(name, pa.large_string()) for name in text_names]
+        + [(name, pa.float64()) for name in number_names]
+    )
     blocks = []
     try:
         for start in range(0, len(records), _BLOCK_ROWS):
@@ -270,8 +275,8 @@ def _columns_by_struct(
     except (TypeError, ValueError, OverflowError):  # ArrowTypeError/ArrowInvalid too
         return None
     children = {
-        name: pa.chunked_array([block.field(i) for block in blocks], type=pa.large_string())
-        for i, name in enumerate(text_names)
+        name: pa.chunked_array([block.field(i) for block in blocks], type=struct[i].type)
+        for i, name in enumerate([*text_names, *number_names])
     }
     # A field that a record lacks reads as null, like None: look at the rows with a null.
     nulls = np.zeros(len(records), dtype=bool)
@@ -280,29 +285,50 @@ def _columns_by_struct(
             nulls |= child.is_null().to_numpy(zero_copy_only=False)
     for position in np.flatnonzero(nulls).tolist():
         record = records[position]
-        for name in text_names:
+        for name in children:
             if name not in record:
                 raise KeyError(name)
-    columns = {
-        name: pd.Series(text_array([child]), copy=False)
-        for name, child in children.items()
-        if name in _INPUT_FIELDS
-    }
-    others = [name for name in other_names if name in _INPUT_FIELDS]
-    if others:
-        getter = itemgetter(*others)
-        if len(others) == 1:
-            lists: Iterable[Iterable[Any]] = [list(map(getter, records))]
+    columns = {name: pd.Series(text_array([children[name]]), copy=False) for name in text_names}
+    # Fields pyarrow did not read, or not exactly; unknown fields must be there too.
+    other_names = [name for name in names if name not in children]
+    for name in number_names:
+        numbers = _exact_numbers(children[name], records, name)
+        if numbers is None:
+            other_names.append(name)
         else:
-            lists = zip(*map(getter, records), strict=True)
-        for name, values in zip(others, lists, strict=True):
-            array = np.fromiter(values, dtype=object, count=len(records))
-            columns[name] = pd.Series(array, dtype=object, copy=False)
-    # Every record has the first one's fields and no more (equal sizes): others are unknown.
-    unknown = [name for name in other_names if name not in _INPUT_FIELDS]
-    if unknown:
-        deque(map(itemgetter(*unknown), records), maxlen=0)  # KeyError when a record lacks one
+            columns[name] = numbers
+    if other_names:
+        getter = itemgetter(*other_names)
+        rows = map(getter, records)
+        count = len(records) * len(other_names)
+        values = chain.from_iterable(rows) if len(other_names) > 1 else rows
+        matrix = np.fromiter(values, dtype=object, count=count)
+        matrix = matrix.reshape(len(records), len(other_names))
+        for position, name in enumerate(other_names):
+            if name in _INPUT_FIELDS:
+                columns[name] = pd.Series(matrix[:, position].copy(), dtype=object, copy=False)
     return columns
+
+
+# Doubles that are exact integers up to here; larger ints may have been rounded.
+_EXACT_INT = 2.0**53
+
+
+def _exact_numbers(child: Any, records: Sequence[Mapping[str, Any]], name: str) -> pd.Series | None:
+    """A ``float64`` child as ``Float64`` (NaN and nulls NA), or None when it may not be exact.
+
+    pyarrow also reads a bool as 1.0 or 0.0 and rounds ints beyond 2**53: the rows holding such
+    a value are looked at in Python, and anything but a float or a small int there means None.
+    """
+    data = child.to_numpy(zero_copy_only=False)
+    data = data if data.flags.writeable else data.copy()
+    suspects = np.flatnonzero((data == 0.0) | (data == 1.0) | (np.abs(data) > _EXACT_INT))
+    for position in suspects.tolist():
+        value = records[position][name]
+        if type(value) is not float and not (type(value) is int and abs(value) <= _EXACT_INT):
+            return None
+    array = pd.arrays.FloatingArray(data, np.isnan(data))
+    return pd.Series(array, copy=False)
 
 
 def _columns_by_blocks(
@@ -417,8 +443,8 @@ def _problem_frame(found: list[_Found], frame: pd.DataFrame) -> pd.DataFrame:
     rows = body.index.to_numpy(int)
     return pd.DataFrame(
         {
-            "ID": frame["ID"].to_numpy()[rows],
-            "MLSNumber": frame["MLSNumber"].to_numpy()[rows],
+            "ID": frame["ID"].array.take(rows),
+            "MLSNumber": frame["MLSNumber"].array.take(rows),
             "column": body["column"].to_numpy(object),
             "value": body["value"].to_numpy(object),
             "message": body["message"].to_numpy(object),

@@ -193,6 +193,9 @@ def parse_numbers(raw: pd.Series, *, integer: bool = False) -> Parsed:
         strings = arrow_strings(raw.to_numpy())
         if strings is not None:
             return _parse_number_text(pd.Series(strings, index=raw.index), integer=integer)
+        numbers = _python_numbers(raw)
+        if numbers is not None:
+            return _from_numbers(numbers, integer=integer)
         kind = infer_dtype(raw, skipna=True)
         if kind == "empty":
             return Parsed(pd.Series(pd.NA, index=raw.index, dtype=dtype), _no_problems())
@@ -204,6 +207,27 @@ def parse_numbers(raw: pd.Series, *, integer: bool = False) -> Parsed:
             else:
                 return _from_numbers(numbers, integer=integer)
     return _parse_number_text(string_values(raw), integer=integer)
+
+
+def _python_numbers(raw: pd.Series) -> pd.Series | None:
+    """Objects that are all Python ints (or all floats) as ``Int64`` (``Float64``), else None.
+
+    The same values ``astype`` gives, without its per-value checks: NaN is NA.
+    """
+    values = raw.to_numpy(object)
+    types = set(map(type, values))
+    if types == {int}:
+        try:
+            data = values.astype(np.int64)
+        except OverflowError:  # too large for Int64: read as text
+            return None
+        mask = np.zeros(len(data), dtype=bool)
+        return pd.Series(pd.arrays.IntegerArray(data, mask), index=raw.index, copy=False)
+    if types == {float}:
+        floats = values.astype(np.float64)
+        array = pd.arrays.FloatingArray(floats, np.isnan(floats))
+        return pd.Series(array, index=raw.index, copy=False)
+    return None
 
 
 def _reject_present(raw: pd.Series, dtype: ExtensionDtype, message: str) -> Parsed:
@@ -275,13 +299,37 @@ def _parse_number_arrow(text: pd.Series, *, integer: bool) -> Parsed | None:
         numbers = None
     if numbers is not None:
         return _from_arrow_numbers(numbers, text.index, integer=integer, rest=None)
-    plain = pc.match_substring_regex(chunks, f"^({_ARROW_WHOLE if integer else _PLAIN_NUMBER})$")
+    plain = _arrow_plain_numbers(chunks, integer=integer)
     try:
         numbers = pc.cast(pc.if_else(plain, chunks, pa.scalar(None, chunks.type)), target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    rest = np.flatnonzero(~pc.fill_null(plain, True).to_numpy(zero_copy_only=False))
+    # Blank and missing rows are NA already; the rest that is not plain goes the slow way.
+    done = pc.or_(pc.fill_null(plain, True), pc.fill_null(blank, True))
+    rest = np.flatnonzero(~done.to_numpy(zero_copy_only=False))
     return _from_arrow_numbers(numbers, text.index, integer=integer, rest=(rest, text))
+
+
+def _arrow_plain_numbers(chunks: Any, *, integer: bool) -> Any:
+    """Which texts are plain numbers (``-?\\d{1,18}`` for integers), as a pyarrow boolean array.
+
+    Plain digits, by far the most common, are found by a cheap character test; the pattern only
+    looks at the other values.
+    """
+    pa = _pyarrow
+    pc = _pyarrow_compute()
+    digits = pc.ascii_is_decimal(chunks)
+    lengths = pc.fill_null(pc.binary_length(chunks), 0).to_numpy(zero_copy_only=False)
+    if integer:
+        digits = pc.and_(digits, pc.less_equal(pc.binary_length(chunks), _MAX_INT_DIGITS))
+    flags = pc.fill_null(digits, False).to_numpy(zero_copy_only=False).copy()
+    undecided = np.flatnonzero(~flags & (lengths > 0))  # "" is never a number
+    if len(undecided):
+        others = chunks.take(pa.array(undecided))
+        pattern = f"^({_ARROW_WHOLE if integer else _PLAIN_NUMBER})$"
+        matched = pc.fill_null(pc.match_substring_regex(others, pattern), False)
+        flags[undecided] = matched.to_numpy(zero_copy_only=False)
+    return pa.array(flags, mask=chunks.is_null().to_numpy(zero_copy_only=False))
 
 
 def arrow_chunks(array: Any) -> Any:
@@ -535,18 +583,37 @@ def parse_images(raw: pd.Series) -> Parsed:
         return _convert_rows(raw, _urls_from_text, _urls_from_object, list)  # Python values
     text = string_values(raw)
     # The decided form, when its URLs hold no quote, escape or space, is recognized on the whole
-    # column at once and split with plain str methods; every other value (padded, empty, other
-    # forms) goes through _urls_from_text, value by value.
-    simple = text.str.fullmatch(_SIMPLE_URL_ARRAY).fillna(False).to_numpy(bool)
+    # column at once and split with plain str methods; empty values are empty lists; every other
+    # value (padded, other forms) goes through _urls_from_text, value by value.
+    simple, lists = _simple_url_arrays(text)
+    empty = (text == "").fillna(True).to_numpy(bool)
     values = np.empty(len(text), dtype=object)
     with gc_paused():
-        for position, item in zip(
-            np.flatnonzero(simple).tolist(), text[simple].tolist(), strict=True
-        ):
-            values[position] = item[2:-2].replace('", "', '","').split('","')
-        parsed = _convert_rows(text[~simple], _urls_from_text, _urls_from_object, list)
-    values[~simple] = parsed.values.to_numpy(object)
-    return Parsed(pd.Series(values, index=raw.index, dtype=object), parsed.problems)
+        values[simple] = _object_array(lists)
+        values[empty] = _object_array([[] for _ in range(int(empty.sum()))])
+        others = ~(simple | empty)
+        parsed = _convert_rows(text[others], _urls_from_text, _urls_from_object, list)
+    values[others] = parsed.values.to_numpy(object)
+    return Parsed(pd.Series(values, index=raw.index, dtype=object, copy=False), parsed.problems)
+
+
+def _object_array(items: list[Any]) -> np.ndarray[Any, np.dtype[np.object_]]:
+    """``items`` as a 1-D object array, lists kept as elements (numpy would nest them)."""
+    return np.fromiter(items, dtype=object, count=len(items))
+
+
+def _simple_url_arrays(text: pd.Series) -> tuple[np.ndarray[Any, np.dtype[np.bool_]], list[Any]]:
+    """The rows of ``text`` in the simple decided form (see parse_images), and their URL lists."""
+    simple = text.str.fullmatch(_SIMPLE_URL_ARRAY).fillna(False).to_numpy(bool)
+    pa = arrow_module()
+    if pa is not None and isinstance(text.array, pd.arrays.ArrowStringArray):
+        # '["a", "b"]' → 'a","b' in pyarrow, leaving Python one split per value.
+        pc = _pyarrow_compute()
+        inner = pc.utf8_slice_codeunits(arrow_chunks(text.array).filter(pa.array(simple)), 2, -2)
+        inner = pc.replace_substring(inner, '", "', '","')
+        return simple, [item.split('","') for item in inner.to_pylist()]
+    texts = text[simple].tolist()
+    return simple, [item[2:-2].replace('", "', '","').split('","') for item in texts]
 
 
 # ExtensionColumn ----------------------------------------------------------
@@ -612,5 +679,31 @@ def parse_extensions(raw: pd.Series) -> Parsed:
     object ``{"Pool": "Yes"}``, ``key: value`` pairs separated by ``;`` or new lines, and dicts or
     lists of items. Values become text. Anything unreadable → ``{}`` with a problem.
     """
+    if raw.dtype == _STRING:
+        return _extensions_of_text(raw)
     # Extension texts repeat a lot across listings: parse each distinct text once.
     return _convert_rows(raw, _extensions_from_text, _extensions_from_object, dict, reuse=dict.copy)
+
+
+def _extensions_of_text(text: pd.Series) -> Parsed:
+    """A ``string`` column of extension texts: each distinct text parsed once, then copied.
+
+    Every row gets its own dict (a copy), so editing one row never changes another.
+    """
+    codes, uniques = pd.factorize(text)
+    parsed = [
+        _convert_one(item, _extensions_from_text, _extensions_from_object, dict)
+        for item in uniques.tolist()
+    ]
+    # The last one stands for NA (code -1).
+    templates = _object_array([value for value, _ in parsed] + [{}])
+    with gc_paused():
+        values = np.fromiter(map(dict.copy, templates[codes]), dtype=object, count=len(codes))
+    bad = [code for code, (_, error) in enumerate(parsed) if error is not None]
+    if not bad:
+        problems = _no_problems()
+    else:
+        rows = np.flatnonzero(np.isin(codes, bad))
+        messages = np.array([error for _, error in parsed], dtype=object)[codes[rows]]
+        problems = pd.Series(messages, index=text.index[rows], dtype=_STRING)
+    return Parsed(pd.Series(values, index=text.index, dtype=object, copy=False), problems)
