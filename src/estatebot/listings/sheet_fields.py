@@ -94,6 +94,28 @@ class Issues:
             )
         )
 
+    def add_cells(
+        self,
+        inputs: Inputs,
+        source: str,
+        where: BoolArray | IntArray,
+        *,
+        field: str | None,
+        message: str,
+        severity: Severity = "error",
+    ) -> None:
+        """Record ``message`` for the cells of ``source`` at ``where``, naming header and values."""
+        array = np.asarray(where)
+        positions = np.flatnonzero(array) if array.dtype == bool else array.astype(np.int64)
+        self.add(
+            positions,
+            column=inputs.header(source),
+            field=field,
+            values=inputs.texts(source, positions),
+            message=message,
+            severity=severity,
+        )
+
     def table(self) -> pd.DataFrame:
         """Every issue so far: position, column, field, value, message, severity."""
         columns = ["position", "row", "column", "field", "value", "message", "severity"]
@@ -221,11 +243,11 @@ def _choose(
     if text is None:
         return [default] * n, np.zeros(n, dtype=bool)
     mapped, unknown = _lookup(text, table)
-    issues.add(
+    issues.add_cells(
+        inputs,
+        source,
         unknown,
-        column=inputs.header(source),
         field=SOURCES[source].field,
-        values=inputs.texts(source, np.flatnonzero(unknown)),
         message=f"is not a known {what}",
     )
     return [default if m is None else m for m in mapped], unknown
@@ -398,21 +420,20 @@ def _status(
     if default is not None:
         text = text.fillna(default)
     found, unknown = _lookup(text, options.status_table)
-    header = inputs.header("Status")
-    issues.add(
+    issues.add_cells(
+        inputs,
+        "Status",
         unknown,
-        column=header,
         field="Status",
-        values=inputs.texts("Status", np.flatnonzero(unknown)),
         message="is not a known status",
     )
     outcome = [rule.outcome if rule is not None else None for rule in found]
     error = np.array([o == "error" for o in outcome], dtype=bool)
-    issues.add(
+    issues.add_cells(
+        inputs,
+        "Status",
         error,
-        column=header,
         field="Status",
-        values=inputs.texts("Status", np.flatnonzero(error)),
         message="is an incomplete listing: it cannot be published",
     )
     unpublished = np.array([o == "unpublished" for o in outcome], dtype=bool)
@@ -432,11 +453,11 @@ def _bathrooms(inputs: Inputs, options: Options, issues: Issues) -> tuple[pd.Ser
         # 2.1 means 2 full + 1 half: the digit after the point counts half baths.
         tenths = np.round(total * 10)
         unclear = ~np.isnan(total) & (np.abs(total * 10 - tenths) > 1e-6)
-        issues.add(
+        issues.add_cells(
+            inputs,
+            "Bathrooms",
             unclear,
-            column=inputs.header("Bathrooms"),
             field="Bathrooms",
-            values=inputs.texts("Bathrooms", np.flatnonzero(unclear)),
             message="has more than one decimal: it cannot be read as full.half baths",
         )
         bad |= unclear
@@ -548,19 +569,19 @@ def _lot_area(
         fill = np.isnan(out) & ~np.isnan(value)
         if source == "LotSizeArea":
             wrong = fill & unknown_units
-            issues.add(
+            issues.add_cells(
+                inputs,
+                "LotSizeUnits",
                 wrong,
-                column=inputs.header("LotSizeUnits"),
                 field="LotArea",
-                values=inputs.texts("LotSizeUnits", np.flatnonzero(wrong)),
                 message="is not a known lot size unit",
             )
             missing = fill & ~unknown_units & np.isnan(factor) & ~np.isnan(target)
-            issues.add(
+            issues.add_cells(
+                inputs,
+                source,
                 missing,
-                column=inputs.header(source),
                 field="LotArea",
-                values=inputs.texts(source, np.flatnonzero(missing)),
                 message="has no unit: fill LotSizeUnits or pass lot_unit=",
             )
             bad |= wrong | missing
@@ -689,7 +710,6 @@ def _hoa(inputs: Inputs, issues: Issues) -> tuple[pd.Series, BoolArray]:
     bad = np.zeros(n, dtype=bool)
     factor = np.full(n, np.nan)
     frequency = inputs.get("AssociationFeeFrequency")
-    header = inputs.header("AssociationFeeFrequency")
     if frequency is not None:
         table = {rules.normalize_value(k): v for k, v in rules.HOA_FACTORS.items()}
         found, unknown = _lookup(
@@ -697,28 +717,28 @@ def _hoa(inputs: Inputs, issues: Issues) -> tuple[pd.Series, BoolArray]:
         )
         one_off = np.array([f == "x" for f in found], dtype=bool)
         uses = ~np.isnan(fee) & np.isnan(explicit)
-        issues.add(
+        issues.add_cells(
+            inputs,
+            "AssociationFeeFrequency",
             unknown & uses,
-            column=header,
             field="HOAMonth",
-            values=inputs.texts("AssociationFeeFrequency", np.flatnonzero(unknown & uses)),
             message="is not a known fee frequency",
         )
-        issues.add(
+        issues.add_cells(
+            inputs,
+            "AssociationFeeFrequency",
             one_off & uses,
-            column=header,
             field="HOAMonth",
-            values=inputs.texts("AssociationFeeFrequency", np.flatnonzero(one_off & uses)),
             message="is not a recurring fee: HOAMonth cannot be derived from it",
         )
         bad = (unknown | one_off) & uses
         factor = np.array([f if isinstance(f, float) else np.nan for f in found], dtype=float)
     no_frequency = ~np.isnan(fee) & (fee != 0) & np.isnan(factor) & ~bad & np.isnan(explicit)
-    issues.add(
+    issues.add_cells(
+        inputs,
+        "AssociationFee",
         no_frequency,
-        column=inputs.header("AssociationFee"),
         field="HOAMonth",
-        values=inputs.texts("AssociationFee", np.flatnonzero(no_frequency)),
         message="has no AssociationFeeFrequency: HOAMonth left empty",
         severity="warning",
     )
@@ -754,11 +774,11 @@ def _unit_area_price(inputs: Inputs, values: dict[str, pd.Series], issues: Issue
             & (np.abs(given - computed) > UNIT_PRICE_TOLERANCE * np.abs(computed))
         )
     positions = np.flatnonzero(differs)
-    issues.add(
+    issues.add_cells(
+        inputs,
+        "UnitAreaPrice",
         positions,
-        column=inputs.header("UnitAreaPrice"),
         field="UnitAreaPrice",
-        values=inputs.texts("UnitAreaPrice", positions),
         message="disagrees with price ÷ BuildingArea by more than 1%: the computed value is used",
         severity="warning",
     )
