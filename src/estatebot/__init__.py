@@ -11,7 +11,9 @@ a chat panel and test harness for Jupyter, and a local emulator of the service::
     report = plan.apply(client, serial, journal="sync.journal", backup="backup.xlsx")
 """
 
-from estatebot import emulator, listings
+from typing import TYPE_CHECKING, Any
+
+from estatebot import listings
 from estatebot.api.client import AsyncClient, Client
 from estatebot.api.errors import (
     APIConnectionError,
@@ -48,7 +50,21 @@ from estatebot.listings.pull import PullWarning, apull_listings, pull_listings
 from estatebot.listings.report import ApplyReport
 from estatebot.listings.sheets import Sheet, read_sheet
 
+if TYPE_CHECKING:
+    from estatebot import emulator
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The emulator (FastAPI, uvicorn) loads on first use: work against the real service never
+    # pays for it.
+    if name == "emulator":
+        import estatebot.emulator as module
+
+        return module
+    raise AttributeError(f"module 'estatebot' has no attribute {name!r}")
+
 
 __all__ = [
     "AIModel",
