@@ -412,3 +412,33 @@ def test_numbers_read_by_pyarrow_are_writable() -> None:
     frame.loc[1, "Bedrooms"] = 9
     frame.loc[1, "SalePrice"] = 1.0
     assert frame["Latitude"].tolist() == [1.5, 30.2672]
+
+
+def test_columns_parsed_side_by_side_give_what_one_at_a_time_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Large inputs parse two columns at a time; values and problems (in order) must not change.
+    rows = [
+        record(ID=i, MLSNumber=f"M{i}", Bedrooms=("three" if i % 7 == 0 else "3"))
+        for i in range(1, 60)
+    ]
+    rows[3]["LATITUDE"] = "north"
+    rows[6]["LATITUDE"] = "south"  # the same row as a Bedrooms problem: their order counts too
+    rows[5]["Images"] = "[broken"
+    rows[8]["ExtensionColumn"] = "just words"
+    rows[9]["Price"] = "a lot"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NormalizeWarning)
+        monkeypatch.setattr(normalize, "_THREADED_ROWS", 10**9)
+        one_at_a_time = normalize_records(rows)
+        monkeypatch.setattr(normalize, "_THREADED_ROWS", 0)
+        side_by_side = normalize_records(rows)
+    pd.testing.assert_frame_equal(side_by_side.frame, one_at_a_time.frame)
+    pd.testing.assert_frame_equal(side_by_side.problems, one_at_a_time.problems)
+    assert set(one_at_a_time.counts) == {
+        "Bedrooms",
+        "LATITUDE",
+        "Images",
+        "ExtensionColumn",
+        "Price",
+    }

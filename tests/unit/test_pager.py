@@ -134,3 +134,15 @@ def test_a_short_first_page_with_a_count_saying_done_is_the_end() -> None:
     pager, requested = simulate(2, page_size=2, cap=1, count=lambda n: 1)
     assert ids(pager) == [0]
     assert requested == [1]
+
+
+@pytest.mark.parametrize(("count", "first_batch"), [(60, [2, 3, 4]), (59, [2, 3])])
+def test_the_page_past_a_full_last_page_comes_in_the_first_batch(
+    count: int, first_batch: list[int]
+) -> None:
+    # The count may be low, so a full last page is checked, without an extra round trip.
+    pager = Pager(page_size=20, concurrency=4)
+    first = ListingPage.model_validate(
+        {"List": [{"ID": i} for i in range(20)], "VirtualCount": count}
+    )
+    assert pager.start(first) == first_batch

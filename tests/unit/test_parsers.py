@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -400,6 +401,26 @@ def test_images_read_alike_with_and_without_pyarrow(values: list[str | None]) ->
         without = parse_images(raw(*values))
     assert with_arrow.values.tolist() == without.values.tolist()
     pd.testing.assert_series_equal(with_arrow.problems, without.problems)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from(IMAGE_FORMS)), min_size=1, max_size=30),
+    st.integers(1, 30),
+)
+def test_images_read_alike_in_any_number_of_pyarrow_chunks(
+    values: list[str | None], chunk_rows: int
+) -> None:
+    # Filtering leaves pyarrow chunks whose list offsets do not start at zero.
+    chunks = [
+        pa.array(values[start : start + chunk_rows], type=pa.large_string())
+        for start in range(0, len(values), chunk_rows)
+    ]
+    chunked = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array(chunks)))
+    in_chunks = parse_images(chunked)
+    whole = parse_images(pd.Series(values, dtype="string"))
+    assert in_chunks.values.tolist() == whole.values.tolist()
+    pd.testing.assert_series_equal(in_chunks.problems, whole.problems)
 
 
 EXTENSION_FORMS = [

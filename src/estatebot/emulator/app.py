@@ -153,6 +153,17 @@ class _StreamReply:
     final: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class _EncodedData:
+    """A reply's ``Data`` already encoded as JSON.
+
+    A List page is spliced from per-listing JSON texts that are encoded once and cached: the
+    listings stay the same page after page, and encoding them anew was most of a page's cost.
+    """
+
+    json: bytes
+
+
 # --------------------------------------------------------------------------- wire helpers
 
 
@@ -169,6 +180,15 @@ def envelope(data: Any = None, code: int = 200, message: str = "") -> dict[str, 
 
 def _json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode("utf-8")
+
+
+def _envelope_bytes(data: Any, code: int, message: str) -> bytes:
+    if not isinstance(data, _EncodedData):
+        return _json_bytes(envelope(data, code, message))
+    # The same text as encoding the whole envelope: "Data" first, then the other members.
+    rest = envelope(None, code, message)
+    del rest["Data"]
+    return b'{"Data": ' + data.json + b", " + _json_bytes(rest)[1:]
 
 
 def check_framing(value: str) -> Framing:
@@ -407,7 +427,7 @@ def _envelope_response(
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     cls = _CutResponse if cut else Response
     return cls(
-        _json_bytes(envelope(data, code, message)),
+        _envelope_bytes(data, code, message),
         status_code=code,
         headers=headers,
         media_type="application/json",
@@ -645,7 +665,7 @@ class Emulator:
             raise Failure(409, str(conflict)) from None
         return updated
 
-    async def list_listings(self, request: Request, workspace: int) -> dict[str, Any]:
+    async def list_listings(self, request: Request, workspace: int) -> _EncodedData:
         """RealEstateList: one page by ID order, and VirtualCount = the total matching."""
         body = await self._body(request, ListRequest)
         self._chatbot(body.SerialNumber, workspace)
@@ -656,13 +676,14 @@ class Emulator:
         ids, total = self.store.page_ids(
             body.SerialNumber, filters, (body.PageNumber - 1) * size, size
         )
-        # Records are built once per listing and kept until the chatbot's listings change.
-        records = self.store.derived(body.SerialNumber)
-        missing = [i for i in ids if i not in records]
+        # Records are encoded once per listing and kept until the chatbot's listings change.
+        encoded = self.store.derived(body.SerialNumber)
+        missing = [i for i in ids if i not in encoded]
         if missing:
             for i, data in self.store.listing_data(body.SerialNumber, missing).items():
-                records[i] = list_record(i, data)
-        return {"List": [records[i] for i in ids if i in records], "VirtualCount": total}
+                encoded[i] = _json_bytes(list_record(i, data))
+        records = b", ".join(encoded[i] for i in ids if i in encoded)
+        return _EncodedData(b'{"List": [' + records + b'], "VirtualCount": %d}' % total)
 
     async def delete_listings(self, request: Request, workspace: int) -> dict[str, int]:
         """RealEstateDelete: Data = {"SuccessCount": the number deleted}; unknown keys ignored."""

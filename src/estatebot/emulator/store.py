@@ -164,7 +164,7 @@ class Store:
         self._listing_cache: dict[str, tuple[tuple[str, ...], list[dict[str, Any]]]] = {}
         # Per chatbot, until its listings change: match counts by filter, and whatever the app
         # derives per listing (its List records), so paging does no repeated work.
-        self._counts: dict[str, dict[ListingFilter, int]] = {}
+        self._matches: dict[str, dict[ListingFilter, list[int]]] = {}
         self._derived: dict[str, dict[int, Any]] = {}
         with self._lock:
             if path != ":memory:":
@@ -399,7 +399,7 @@ class Store:
         """Forget everything cached about a chatbot's listings (called on every write)."""
         with self._lock:
             self._listing_cache.pop(serial, None)
-            self._counts.pop(serial, None)
+            self._matches.pop(serial, None)
             self._derived.pop(serial, None)
 
     def derived(self, serial: str) -> dict[int, Any]:
@@ -435,19 +435,16 @@ class Store:
             params.append(filters.mls_number)
         clause = " AND ".join(where)
         with self._lock:
-            counts = self._counts.setdefault(serial, {})
-            total = counts.get(filters)
-            if total is None:
-                total = counts[filters] = int(
-                    self._db.execute(
-                        f"SELECT COUNT(*) FROM listings WHERE {clause}", params
-                    ).fetchone()[0]
-                )
-            rows = self._db.execute(
-                f"SELECT id FROM listings WHERE {clause} ORDER BY id LIMIT ? OFFSET ?",
-                [*params, limit, offset],
-            ).fetchall()
-        return [int(row[0]) for row in rows], total
+            # Every matching ID, in order, is kept until the listings change: a pull reads the
+            # same filter page after page, and slicing a list beats OFFSET scanning each time.
+            matches = self._matches.setdefault(serial, {})
+            ids = matches.get(filters)
+            if ids is None:
+                rows = self._db.execute(
+                    f"SELECT id FROM listings WHERE {clause} ORDER BY id", params
+                ).fetchall()
+                ids = matches[filters] = [int(row[0]) for row in rows]
+        return ids[offset : offset + limit], len(ids)
 
     def listings(self, serial: str, fields: tuple[str, ...]) -> list[dict[str, Any]]:
         """A chatbot's listings by ID, each with its ``ID`` and the present ``fields`` only.

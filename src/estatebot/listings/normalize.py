@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
@@ -139,16 +140,7 @@ def normalize_records(
     """
     with gc_paused():
         source = _Source(records)
-        columns: dict[str, pd.Series] = {}
-        for column in schema.COLUMNS:
-            parser = _parser_for(column)
-            values = source.parse(column, parser)
-            if column in _WIRE_NAMES:
-                wire = source.parse(_WIRE_NAMES[column], parser)
-                values = wire if values is None else values if wire is None else values.fillna(wire)
-            columns[column] = values if values is not None else _empty_column(column, source.n)
-        _fill_derived(columns, source)
-
+        columns = _parse_columns(source)
         frame = pd.DataFrame(columns, index=pd.RangeIndex(source.n), copy=False)
         problems = _problem_frame(source.found, frame)
         if expand_extensions:
@@ -162,6 +154,51 @@ def normalize_records(
 
 
 # --------------------------------------------------------------------------- reading columns
+
+
+def _parse_columns(source: _Source) -> dict[str, pd.Series]:
+    """Every canonical column parsed, two columns at a time, then the derived fields applied.
+
+    Much of a column's parsing runs in pyarrow kernels, which release the interpreter lock, and
+    the two JSON columns spend their time building Python objects, which holds it: parsing them
+    side by side keeps both cores busy. Problems are gathered in column order, as if sequential.
+    """
+    names = [*schema.COLUMNS, *_DERIVED]
+    if source.n < _THREADED_ROWS:
+        parsed = {name: _parse_column(source, name) for name in names}
+    else:
+        order = sorted(names, key=lambda name: name not in _SLOW_COLUMNS)
+        with ThreadPoolExecutor(max_workers=_PARSE_THREADS) as pool:
+            futures = {name: pool.submit(_parse_column, source, name) for name in order}
+            parsed = {name: futures[name].result() for name in names}
+    for _, found in parsed.values():
+        source.found.extend(found)
+    columns = {
+        column: values if values is not None else _empty_column(column, source.n)
+        for column, (values, _) in parsed.items()
+        if column not in _DERIVED
+    }
+    _fill_derived(columns, price=parsed["Price"][0], area=parsed["Area"][0])
+    return columns
+
+
+def _parse_column(source: _Source, column: str) -> tuple[pd.Series | None, list[_Found]]:
+    parser = _parser_for(column) if column not in _DERIVED else parse_numbers
+    values, found = source.read(column, parser)
+    if column in _WIRE_NAMES:
+        wire, wire_found = source.read(_WIRE_NAMES[column], parser)
+        found = found + wire_found
+        values = wire if values is None else values if wire is None else values.fillna(wire)
+    return values, found
+
+
+# Parsed first, so the other columns' pyarrow work runs beside their Python work.
+_SLOW_COLUMNS = frozenset({"Images", "ExtensionColumn"})
+# List's derived fields, read as numbers beside the canonical columns (see _fill_derived).
+_DERIVED = ("Price", "Area")
+_PARSE_THREADS = 2
+# Below this many rows, starting threads costs more than they save.
+_THREADED_ROWS = 50_000
 
 _Parser = Callable[[pd.Series], Parsed]
 
@@ -197,15 +234,13 @@ class _Source:
             self.index = pd.RangeIndex(self.n)
             self._columns = _columns_of(rows)
 
-    def parse(self, name: str, parser: _Parser) -> pd.Series | None:
-        """The field ``name`` parsed, its problems kept (None when no record has it)."""
+    def read(self, name: str, parser: _Parser) -> tuple[pd.Series | None, list[_Found]]:
+        """The field ``name`` parsed (None when no record has it), and its problems if any."""
         raw = self._columns.get(name)
         if raw is None:
-            return None
+            return None, []
         parsed = parser(raw)
-        if len(parsed.problems):
-            self.found.append(_Found(name, parsed, raw))
-        return parsed.values
+        return parsed.values, [_Found(name, parsed, raw)] if len(parsed.problems) else []
 
 
 def _columns_of(records: Sequence[Mapping[str, Any]]) -> dict[str, pd.Series]:
@@ -392,16 +427,16 @@ def _empty_column(column: str, n: int) -> pd.Series:
     return empty
 
 
-def _fill_derived(columns: dict[str, pd.Series], source: _Source) -> None:
+def _fill_derived(
+    columns: dict[str, pd.Series], *, price: pd.Series | None, area: pd.Series | None
+) -> None:
     """Fill SalePrice/RentPrice from Price and BuildingArea from Area, only where empty."""
-    price = source.parse("Price", parse_numbers)
     if price is not None:
         sale_type = columns["SaleType"]
         for kind, target in _PRICE_TARGETS.items():
             rows = (sale_type == kind).fillna(False).to_numpy(bool)
             fill = rows & columns[target].isna().to_numpy(bool)
             columns[target] = columns[target].mask(fill, price)
-    area = source.parse("Area", parse_numbers)
     if area is not None:
         columns["BuildingArea"] = columns["BuildingArea"].fillna(area)
 

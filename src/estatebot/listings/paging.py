@@ -6,9 +6,10 @@ Paging rules (the addendum's decisions, and the variants the client must survive
   those are fetched together, at most ``concurrency`` at a time.
 * A server that caps the page size returns fewer rows than asked while ``VirtualCount`` says more
   remain: the cap becomes the page size for every later page (page numbers count in that size).
-* ``VirtualCount`` may be missing or wrong, so the pull only ends on a short or empty page: after
-  the expected pages, one more page is probed when the last was full, and, when the count was
-  missing or too small, waves of ``concurrency`` pages follow until a short one arrives.
+* ``VirtualCount`` may be missing or wrong, so the pull only ends on a short or empty page: when
+  the count says the last page is full, the page after it is fetched together with the expected
+  ones (no extra round trip), and, when the count was missing or too small, waves of
+  ``concurrency`` pages follow until a short one arrives.
 * Pages are reassembled in page order, and a listing seen twice (rows moving between pages while
   the pull runs) is kept once, at its first position.
 """
@@ -52,7 +53,9 @@ class Pager:
         self.size = rows if capped or rows > self.page_size else self.page_size
         if total is not None and total > rows:
             self.expected_pages = math.ceil(total / self.size)
-            return list(range(2, self.expected_pages + 1))
+            # A full last page may not be the last: the count can be low. Check in the same go.
+            past = 1 if total % self.size == 0 else 0
+            return list(range(2, self.expected_pages + 1 + past))
         if rows < self.page_size and not capped:
             return []
         # Page 1 was full and the count is missing, or says nothing remains: probe, the count may
@@ -71,13 +74,20 @@ class Pager:
             self.pages[number] = page.records
             if len(page.records) < self.size:
                 return []
-        within_count = self.expected_pages is not None and batch[-1] <= self.expected_pages
-        if within_count and results[-1] is None:
-            return []
-        if not within_count and all(page is None for page in results):
+        expected = self.expected_pages
+        if expected is not None and batch[-1] <= expected:
+            if results[-1] is None:
+                return []
+            return self._probe(after=batch[-1], trusted=True)
+        past = [
+            page
+            for number, page in zip(batch, results, strict=True)
+            if expected is None or number > expected
+        ]
+        if all(page is None for page in past):
             # Probing past the count and nothing arrives: stop rather than probe for ever.
             return []
-        return self._probe(after=batch[-1], trusted=within_count)
+        return self._probe(after=batch[-1], trusted=False)
 
     def _probe(self, *, after: int, trusted: bool) -> list[int]:
         # Right after a count that looked correct one page suffices; otherwise fetch in waves.
