@@ -163,3 +163,36 @@ def test_thread_timer_cancel_prevents_the_callback() -> None:
     timer = thread_timer(0.2, fired.set)
     timer.cancel()
     assert not fired.wait(0.4)
+
+
+def test_a_slow_render_does_not_bring_the_next_one_closer() -> None:
+    # On a busy machine a render may reach the widget well after the clock was read.
+    fake = FakeTime()
+    shown: list[tuple[float, str]] = []
+
+    def slow_show(text: str) -> None:
+        fake.now += 0.04  # the render itself takes 40 ms
+        shown.append((fake.now, text))
+
+    coalescer = Coalescer(slow_show, INTERVAL, fake.schedule, clock=fake.clock)
+    coalescer.push("a")  # rendered at 0.04
+    fake.advance_to(0.06)
+    coalescer.push("ab")  # 0.06 is within the interval after the render ended: held
+    assert [text for _, text in shown] == ["a"]
+    fake.advance_to(0.2)
+    assert [text for _, text in shown] == ["a", "ab"]
+    assert shown[1][0] - shown[0][0] >= INTERVAL
+
+
+def test_a_timer_firing_early_waits_out_the_interval() -> None:
+    coalescer, fake, shown = make()
+    coalescer.push("a")
+    fake.advance_to(0.01)
+    coalescer.push("ab")
+    (timer,) = fake.timers
+    fake.timers.remove(timer)
+    fake.now = 0.045  # the timer fires 5 ms before the interval ends
+    timer.callback()
+    assert shown == [(0.0, "a")]
+    fake.advance_to(0.1)
+    assert shown == [(0.0, "a"), (INTERVAL, "ab")]

@@ -85,7 +85,7 @@ class Coalescer:
                 return
             now = self._clock()
             if self._last_shown is None or now - self._last_shown >= self._interval:
-                self._show_locked(text, now)
+                self._show_locked(text)
             else:
                 self._pending = text
                 if self._timer is None:
@@ -95,14 +95,21 @@ class Coalescer:
     def _flush(self) -> None:
         with self._lock:
             self._timer = None
-            if not self._closed and self._pending is not None:
-                self._show_locked(self._pending, self._clock())
+            if self._closed or self._pending is None or self._last_shown is None:
+                return
+            wait = self._last_shown + self._interval - self._clock()
+            if wait > 0:  # a timer may fire a little early: never show sooner than the rule says
+                self._timer = self._schedule(wait, self._flush)
+                return
+            self._show_locked(self._pending)
 
-    def _show_locked(self, text: str, now: float) -> None:
+    def _show_locked(self, text: str) -> None:
         self._pending = None
-        self._last_shown = now
         self.shown += 1
         self._show(text)
+        # The interval counts from the end of a render: on a busy machine a render that was slow
+        # to reach the widget must not bring the next one closer to it.
+        self._last_shown = self._clock()
 
     def close(self) -> None:
         """Stop showing: cancel the pending flush (the caller then renders the final state)."""

@@ -606,31 +606,16 @@ def _simple_url_arrays(text: pd.Series) -> tuple[np.ndarray[Any, np.dtype[np.boo
     """The rows of ``text`` in the simple decided form (see parse_images), and their URL lists."""
     pa = arrow_module()
     if pa is not None and isinstance(text.array, pd.arrays.ArrowStringArray):
-        # '["a", "b"]' → 'a","b' → ['a', 'b'] all in pyarrow; Python only builds the lists.
+        # '["a", "b"]' → 'a","b' → ['a', 'b'] all in pyarrow, and its lists to Python in one go.
         pc = _pyarrow_compute()
         chunks = arrow_chunks(text.array)
         flags = pc.fill_null(pc.match_substring_regex(chunks, f"^{_SIMPLE_URL_ARRAY}$"), False)
         inner = pc.utf8_slice_codeunits(chunks.filter(flags), 2, -2)
         parts = pc.split_pattern(pc.replace_substring(inner, '", "', '","'), '","')
-        return flags.to_numpy(zero_copy_only=False), _python_lists(parts)
+        return flags.to_numpy(zero_copy_only=False), parts.to_pylist()
     simple = text.str.fullmatch(_SIMPLE_URL_ARRAY).fillna(False).to_numpy(bool)
     texts = text[simple].tolist()
     return simple, [item[2:-2].replace('", "', '","').split('","') for item in texts]
-
-
-def _python_lists(lists: Any) -> list[list[str]]:
-    """A pyarrow chunked list-of-strings array (no nulls) as Python lists.
-
-    The strings come out of pyarrow in one conversion per chunk; each row's list is then a slice
-    of them, which is much cheaper than converting row by row.
-    """
-    out: list[list[str]] = []
-    for chunk in lists.chunks:
-        flat = chunk.flatten().to_numpy(zero_copy_only=False).tolist()
-        offsets = chunk.offsets.to_numpy()
-        offsets = (offsets - offsets[0]).tolist()  # a sliced chunk's offsets start past zero
-        out.extend(map(flat.__getitem__, map(slice, offsets[:-1], offsets[1:])))
-    return out
 
 
 # ExtensionColumn ----------------------------------------------------------
