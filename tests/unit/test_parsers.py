@@ -213,6 +213,11 @@ def test_text_is_trimmed_and_empty_is_na(storage: str) -> None:
         (' [ " https://a/1.jpg " ] ', ["https://a/1.jpg"]),
         ('["https://a/x?y=1\\u0026z=2"]', ["https://a/x?y=1&z=2"]),
         ('["https://a/1.jpg",""]', ["https://a/1.jpg"]),
+        ('["https://a/1.jpg\u00a0"]', ["https://a/1.jpg"]),
+        (
+            '["\u2003https://a/1.jpg", "https://a/2.jpg\x85"]',
+            ["https://a/1.jpg", "https://a/2.jpg"],
+        ),
         ("https://a/1.jpg, https://a/2.jpg", ["https://a/1.jpg", "https://a/2.jpg"]),
         ("https://a/1.jpg|https://a/2.jpg", ["https://a/1.jpg", "https://a/2.jpg"]),
         ("https://a/1.jpg", ["https://a/1.jpg"]),
@@ -389,6 +394,7 @@ IMAGE_FORMS = [
     '["https://a/1.jpg"]', '[ "https://a/1.jpg" ]', '["https://a/1 2.jpg"]', '["https://a/\\u00e9"]',
     '["https://a/1.jpg",  "https://a/2.jpg"]', '[""]', "[]", '["]', "https://a/1, https://a/2",
     "https://a/1|https://a/2", "", "  ", '["https://a/1.jpg"', "[1, 2]",
+    '["https://a/1.jpg\u00a0"]', '["\u2003https://a/1.jpg"]', '["https://a/1.jpg\x85"]',
 ]  # fmt: skip
 
 

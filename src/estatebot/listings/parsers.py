@@ -551,6 +551,9 @@ def _convert_rows(
 _URL_SEPARATORS = re.compile(r"[,|]")
 # The decided form with URLs free of quotes, escapes and spaces (", " between them is allowed).
 _SIMPLE_URL_ARRAY = r'\["[^"\\\s]+"(?:, ?"[^"\\\s]+")*\]'
+# The same for pyarrow, whose RE2 takes \s as ASCII spaces only: Python trims every Unicode space
+# (str.strip), so those must send a value down the slow path too.
+_SIMPLE_URL_ARRAY_RE2 = _SIMPLE_URL_ARRAY.replace(r"\s", r"\s\p{Z}\x0b\x1c-\x1f\x85")
 
 
 def _urls_from_text(text: str) -> list[str]:
@@ -604,16 +607,18 @@ def _object_array(items: list[Any]) -> np.ndarray[Any, np.dtype[np.object_]]:
 
 def _simple_url_arrays(text: pd.Series) -> tuple[np.ndarray[Any, np.dtype[np.bool_]], list[Any]]:
     """The rows of ``text`` in the simple decided form (see parse_images), and their URL lists."""
-    pa = arrow_module()
-    if pa is not None and isinstance(text.array, pd.arrays.ArrowStringArray):
+    arrow_backed = isinstance(text.array, pd.arrays.ArrowStringArray)
+    if arrow_module() is not None and arrow_backed:
         # '["a", "b"]' → 'a","b' → ['a', 'b'] all in pyarrow, and its lists to Python in one go.
         pc = _pyarrow_compute()
         chunks = arrow_chunks(text.array)
-        flags = pc.fill_null(pc.match_substring_regex(chunks, f"^{_SIMPLE_URL_ARRAY}$"), False)
+        flags = pc.fill_null(pc.match_substring_regex(chunks, f"^{_SIMPLE_URL_ARRAY_RE2}$"), False)
         inner = pc.utf8_slice_codeunits(chunks.filter(flags), 2, -2)
         parts = pc.split_pattern(pc.replace_substring(inner, '", "', '","'), '","')
         return flags.to_numpy(zero_copy_only=False), parts.to_pylist()
-    simple = text.str.fullmatch(_SIMPLE_URL_ARRAY).fillna(False).to_numpy(bool)
+    # pandas matches pyarrow-backed text with RE2, other text with Python's re.
+    pattern = _SIMPLE_URL_ARRAY_RE2 if arrow_backed else _SIMPLE_URL_ARRAY
+    simple = text.str.fullmatch(pattern).fillna(False).to_numpy(bool)
     texts = text[simple].tolist()
     return simple, [item[2:-2].replace('", "', '","').split('","') for item in texts]
 
