@@ -344,7 +344,6 @@ def _plan_sync(
     tolerances: Mapping[str, float] | None,
 ) -> SyncPlan:
     key_type = _key_type(key)
-    key_column = schema.KEY_COLUMNS[key_type.value]
     tolerance_of = _check_tolerances(tolerances)
     fraction = _check_fraction(max_delete_fraction)
     options: dict[str, Any] = {
@@ -361,45 +360,50 @@ def _plan_sync(
     # matched and compared (hashing releases the interpreter lock on large buffers).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-plan") as pool:
         fingerprint = pool.submit(frame_fingerprint, remote_clean, is_clean=True)
-        remote_keys = key_values(remote_clean[key_column], is_clean=True)
-        remote_ids: list[int | None] = (
-            remote_clean["ID"].to_numpy(dtype=object, na_value=NONE).tolist()
-        )
-        remote_at = _remote_positions(remote_keys, remote_ids, key_column)
-        parts = sheet_parts(sheet, key_column)
-        sheet_keys = key_values(parts.frame[key_column])
-        ctx = _Context(
-            key_type,
-            key_column,
-            parts,
-            sheet_keys,
-            remote_clean,
-            remote_keys,
-            remote_ids,
-            remote_at,
-        )
-        ctx.match()
-
-        plan = SyncPlan(
-            key_type=key_type.value,
-            options=options,
-            created_at=_now(),
-            remote_count=len(remote_clean),
-        )
-        plan.notes.extend(parts.notes)
-        _plan_matched(plan, ctx, tolerance_of, compare_days_on_market)
-        _plan_new(plan, ctx, create_missing)
-        for position, reasons in ctx.problems.items():
-            paired = int(ctx.remote_of[position])
-            ident = remote_ids[paired] if paired >= 0 else None
-            plan.invalid.append(
-                InvalidRow(parts.rows[position], ctx.sheet_keys[position], ident, tuple(reasons))
-            )
-        plan.invalid.extend(parts.rejected)
-        plan.invalid.sort(key=lambda r: (r.row is None, r.row if r.row is not None else 0))
-        _plan_remote_only(plan, ctx, delete_missing)
-        _guard_deletes(len(plan.deletes), len(remote_clean), fraction, force_delete_count)
+        plan = _plan_rows(sheet, remote_clean, key_type, options)
         plan.fingerprint = fingerprint.result()
+    return plan
+
+
+def _plan_rows(
+    sheet: SheetLike | pd.DataFrame,
+    remote_clean: pd.DataFrame,
+    key_type: KeyType,
+    options: dict[str, Any],
+) -> SyncPlan:
+    """The plan's operations, notes and invalid rows (everything but its fingerprint)."""
+    key_column = schema.KEY_COLUMNS[key_type.value]
+    remote_keys = key_values(remote_clean[key_column], is_clean=True)
+    remote_ids: list[int | None] = remote_clean["ID"].to_numpy(dtype=object, na_value=NONE).tolist()
+    remote_at = _remote_positions(remote_keys, remote_ids, key_column)
+    parts = sheet_parts(sheet, key_column)
+    sheet_keys = key_values(parts.frame[key_column])
+    ctx = _Context(
+        key_type, key_column, parts, sheet_keys, remote_clean, remote_keys, remote_ids, remote_at
+    )
+    ctx.match()
+
+    plan = SyncPlan(
+        key_type=key_type.value, options=options, created_at=_now(), remote_count=len(remote_clean)
+    )
+    plan.notes.extend(parts.notes)
+    _plan_matched(plan, ctx, options["tolerances"], options["compare_days_on_market"])
+    _plan_new(plan, ctx, options["create_missing"])
+    for position, reasons in ctx.problems.items():
+        paired = int(ctx.remote_of[position])
+        ident = remote_ids[paired] if paired >= 0 else None
+        plan.invalid.append(
+            InvalidRow(parts.rows[position], ctx.sheet_keys[position], ident, tuple(reasons))
+        )
+    plan.invalid.extend(parts.rejected)
+    plan.invalid.sort(key=lambda r: (r.row is None, r.row if r.row is not None else 0))
+    _plan_remote_only(plan, ctx, options["delete_missing"])
+    _guard_deletes(
+        len(plan.deletes),
+        len(remote_clean),
+        options["max_delete_fraction"],
+        options["force_delete_count"],
+    )
     return plan
 
 
