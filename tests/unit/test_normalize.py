@@ -432,6 +432,7 @@ def test_columns_parsed_side_by_side_give_what_one_at_a_time_gives(
         monkeypatch.setattr(normalize, "_THREADED_ROWS", 10**9)
         one_at_a_time = normalize_records(rows)
         monkeypatch.setattr(normalize, "_THREADED_ROWS", 0)
+        monkeypatch.setattr(normalize, "_PARSE_THREADS", 2)
         side_by_side = normalize_records(rows)
     pd.testing.assert_frame_equal(side_by_side.frame, one_at_a_time.frame)
     pd.testing.assert_frame_equal(side_by_side.problems, one_at_a_time.problems)

@@ -17,6 +17,7 @@ Duplicate ``ID`` values are kept as they come: pulling de-duplicates listings, n
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -164,7 +165,7 @@ def _parse_columns(source: _Source) -> dict[str, pd.Series]:
     side by side keeps both cores busy. Problems are gathered in column order, as if sequential.
     """
     names = [*schema.COLUMNS, *_DERIVED]
-    if source.n < _THREADED_ROWS:
+    if source.n < _THREADED_ROWS or _PARSE_THREADS < 2:
         parsed = {name: _parse_column(source, name) for name in names}
     else:
         order = sorted(names, key=lambda name: name not in _SLOW_COLUMNS)
@@ -196,7 +197,16 @@ def _parse_column(source: _Source, column: str) -> tuple[pd.Series | None, list[
 _SLOW_COLUMNS = frozenset({"Images", "ExtensionColumn"})
 # List's derived fields, read as numbers beside the canonical columns (see _fill_derived).
 _DERIVED = ("Price", "Area")
-_PARSE_THREADS = 2
+
+
+def _usable_cpus() -> int:
+    # The CPUs this process may run on: a container may allow fewer than the machine has.
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+_PARSE_THREADS = min(2, _usable_cpus())
 # Below this many rows, starting threads costs more than they save.
 _THREADED_ROWS = 50_000
 
