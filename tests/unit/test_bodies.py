@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any, cast
 
 import pandas as pd
@@ -12,12 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estatebot.api.errors import PlanError
-from estatebot.api.models import (
-    LIST_RECORD_FIELDS,
-    ListingInput,
-    ListingUpdate,
-    to_wire,
-)
+from estatebot.api.models import ListingInput, ListingUpdate, to_wire
+from estatebot.emulator.app import list_record
 from estatebot.listings import schema
 from estatebot.listings.bodies import BodyBatch, to_create_bodies, to_update_bodies
 from estatebot.listings.normalize import normalize_records
@@ -25,48 +20,8 @@ from estatebot.listings.normalize import normalize_records
 SERIAL = "3254a9d0424c4806b9ea3d0763ccf1bf"
 
 # --------------------------------------------------------------------------- a List serializer
-# What the service (and the emulator) return for a stored listing, in the decided forms:
-# numbers as plain decimal text, "" when absent; SaleType as display text; Images and
-# ExtensionColumn as compact JSON text; LATITUDE/LONGITUDE as numbers; Price and Area derived.
-
-_TEXT = ("PropertyType", "Status", "CurrencySymbol", "State", "City", "Address", "ZIP", "Url",
-         "Tours", "MLSNumber", "Description", "SpaceType")  # fmt: skip
-_NUMBERS = ("Bathrooms", "Bedrooms", "YearBuilt", "DaysOnMarket", "LotArea", "BuildingArea",
-            "ParkingSpots", "RentPrice", "DepositFee", "SalePrice", "UnitAreaPrice",
-            "ZestimatePrice", "HOAMonth")  # fmt: skip
-
-
-def plain_number(value: int | float | None) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, int):
-        return str(value)
-    if value.is_integer() and abs(value) < 2**53:
-        return str(int(value))
-    text = repr(value)
-    return format(Decimal(text), "f") if "e" in text else text
-
-
-def compact_json(items: Any) -> str:
-    return json.dumps(items, ensure_ascii=False, separators=(",", ":")) if items else ""
-
-
-def list_record(listing_id: int, body: dict[str, Any]) -> dict[str, Any]:
-    """A stored Update body (its wire form) as List returns it."""
-    rent = body["SaleType"] == "for_rent"
-    record: dict[str, Any] = {
-        "ID": listing_id,
-        "SaleType": "For Rent" if rent else "For Sale",
-        "Images": compact_json(body.get("Images")),
-        "ExtensionColumn": compact_json(body.get("ExtensionColumn")),
-        "Price": plain_number(body.get("RentPrice" if rent else "SalePrice")),
-        "Area": plain_number(body.get("BuildingArea")),
-        "LATITUDE": body.get("Latitude"),
-        "LONGITUDE": body.get("Longitude"),
-    }
-    record.update({name: str(body.get(name) or "") for name in _TEXT})
-    record.update({name: plain_number(body.get(name)) for name in _NUMBERS})
-    return {name: record[name] for name in LIST_RECORD_FIELDS}
+# What the service (and the emulator) return for a stored listing, in the decided forms: the
+# emulator's own serializer, so the round trip is checked against what a pull really reads.
 
 
 def store_and_list(bodies: list[ListingUpdate], ids: list[int]) -> list[dict[str, Any]]:

@@ -162,8 +162,8 @@ class Store:
         self._lock = threading.RLock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._listing_cache: dict[str, tuple[tuple[str, ...], list[dict[str, Any]]]] = {}
-        # Per chatbot, until its listings change: match counts by filter, and whatever the app
-        # derives per listing (its List records), so paging does no repeated work.
+        # Per chatbot, until its listings change: the IDs each filter matches, and whatever the
+        # app derives per listing (its encoded List records), so paging does no repeated work.
         self._matches: dict[str, dict[ListingFilter, list[int]]] = {}
         self._derived: dict[str, dict[int, Any]] = {}
         with self._lock:
@@ -422,6 +422,17 @@ class Store:
         self, serial: str, filters: ListingFilter, offset: int, limit: int
     ) -> tuple[list[int], int]:
         """The IDs on one page of a chatbot's listings (by ID order), and the total matching."""
+        with self._lock:
+            # Every matching ID, in order, is kept until the listings change: a pull reads the
+            # same filter page after page, and slicing a list beats OFFSET scanning each time.
+            matches = self._matches.setdefault(serial, {})
+            ids = matches.get(filters)
+            if ids is None:
+                ids = matches[filters] = self._matching_ids(serial, filters)
+        return ids[offset : offset + limit], len(ids)
+
+    def _matching_ids(self, serial: str, filters: ListingFilter) -> list[int]:
+        """Every ID of a chatbot's listings that ``filters`` match, in order (lock held)."""
         where = ["serial = ?"]
         params: list[Any] = [serial]
         if filters.city is not None:
@@ -434,17 +445,8 @@ class Store:
             where.append("mls = ?")
             params.append(filters.mls_number)
         clause = " AND ".join(where)
-        with self._lock:
-            # Every matching ID, in order, is kept until the listings change: a pull reads the
-            # same filter page after page, and slicing a list beats OFFSET scanning each time.
-            matches = self._matches.setdefault(serial, {})
-            ids = matches.get(filters)
-            if ids is None:
-                rows = self._db.execute(
-                    f"SELECT id FROM listings WHERE {clause} ORDER BY id", params
-                ).fetchall()
-                ids = matches[filters] = [int(row[0]) for row in rows]
-        return ids[offset : offset + limit], len(ids)
+        rows = self._db.execute(f"SELECT id FROM listings WHERE {clause} ORDER BY id", params)
+        return [int(row[0]) for row in rows.fetchall()]
 
     def listings(self, serial: str, fields: tuple[str, ...]) -> list[dict[str, Any]]:
         """A chatbot's listings by ID, each with its ``ID`` and the present ``fields`` only.
