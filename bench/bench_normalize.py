@@ -40,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from estatebot.listings import schema
-from estatebot.listings.normalize import NormalizeWarning, normalize_records
+from estatebot.listings.remote.normalize import NormalizeWarning, normalize_records
 
 SPEED_TARGET = 10.0
 MEMORY_TARGET = 4.0

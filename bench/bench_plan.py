@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from estatebot.listings import schema
-from estatebot.listings.plan import plan_sync
+from estatebot.listings.sync.plan import plan_sync
 
 CITIES = ("Austin", "Dallas", "Houston", "San Antonio", "El Paso", "Plano", "Waco")
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from bench._emulator import emulator_process
 from estatebot.api.client import Client
-from estatebot.listings.pull import pull_listings
+from estatebot.listings.remote.pull import pull_listings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 # The same listing factory the tests use, so the benchmark measures the data the tests check.

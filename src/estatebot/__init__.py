@@ -43,12 +43,13 @@ from estatebot.api.models import (
 )
 from estatebot.chat.panel import ChatPanel
 from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
-from estatebot.listings.apply import apply_plan, restore
-from estatebot.listings.normalize import NormalizeWarning, normalize_records
-from estatebot.listings.plan import SyncPlan, plan_cleanup, plan_sync
-from estatebot.listings.pull import PullWarning, apull_listings, pull_listings
-from estatebot.listings.report import ApplyReport
-from estatebot.listings.sheets import Sheet, read_sheet
+from estatebot.listings.remote.normalize import NormalizeWarning, normalize_records
+from estatebot.listings.remote.pull import PullWarning, apull_listings, pull_listings
+from estatebot.listings.sheet.read import Sheet, read_sheet
+from estatebot.listings.sync.apply import apply_plan
+from estatebot.listings.sync.plan import SyncPlan, plan_cleanup, plan_sync
+from estatebot.listings.sync.report import ApplyReport
+from estatebot.listings.sync.restore import restore
 
 if TYPE_CHECKING:
     from estatebot import emulator

@@ -90,7 +90,7 @@ def pull(
     """Pull every listing of a chatbot into a spreadsheet."""
     from estatebot.api.client import Client
     from estatebot.listings.export import write_frame
-    from estatebot.listings.pull import pull_listings
+    from estatebot.listings.remote.pull import pull_listings
 
     try:
         with Client() as client:
@@ -140,9 +140,9 @@ def plan(
     Exit 0 when nothing would change, 2 when the plan has changes, 1 on an error.
     """
     from estatebot.api.client import Client
-    from estatebot.listings.plan import plan_sync
-    from estatebot.listings.pull import pull_listings
-    from estatebot.listings.sheets import read_sheet
+    from estatebot.listings.remote.pull import pull_listings
+    from estatebot.listings.sheet.read import read_sheet
+    from estatebot.listings.sync.plan import plan_sync
 
     try:
         read = read_sheet(sheet, key=key, defaults=_defaults(default or []))
@@ -188,8 +188,8 @@ def apply(
     Exit 0 when every operation succeeded, 1 otherwise.
     """
     from estatebot.api.client import Client
-    from estatebot.listings.apply import apply_plan
-    from estatebot.listings.plan import SyncPlan
+    from estatebot.listings.sync.apply import apply_plan
+    from estatebot.listings.sync.plan import SyncPlan
 
     try:
         loaded = SyncPlan.load(plan_file)
@@ -221,7 +221,7 @@ def restore(
 ) -> None:
     """Put the listings of a backup back as they were."""
     from estatebot.api.client import Client
-    from estatebot.listings.apply import restore as restore_backup
+    from estatebot.listings.sync.restore import restore as restore_backup
 
     try:
         with Client() as client:

@@ -25,12 +25,14 @@ from estatebot.api.client import Client
 from estatebot.api.errors import PlanError
 from estatebot.emulator import EmulatorServer, running
 from estatebot.listings import schema
-from estatebot.listings.apply import ROUND_TRIP_FIELDS, apply_plan, restore
-from estatebot.listings.backup import read_backup
-from estatebot.listings.compare import canonical_value
-from estatebot.listings.journal import read_journal
-from estatebot.listings.plan import SyncPlan, plan_sync
-from estatebot.listings.pull import pull_listings
+from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.sync.apply import apply_plan
+from estatebot.listings.sync.backup import read_backup
+from estatebot.listings.sync.compare import canonical_value
+from estatebot.listings.sync.journal import read_journal
+from estatebot.listings.sync.plan import SyncPlan, plan_sync
+from estatebot.listings.sync.restore import restore
+from estatebot.listings.sync.stale import ROUND_TRIP_FIELDS
 from factories import make_listings
 
 WRITES = ("RealEstateCreate", "RealEstateUpdate", "RealEstateDelete")
@@ -439,8 +441,8 @@ def test_a_journal_of_another_plan_is_refused(
 _CHILD = """
 import sys
 from estatebot.api.client import Client
-from estatebot.listings.apply import apply_plan
-from estatebot.listings.plan import SyncPlan
+from estatebot.listings.sync.apply import apply_plan
+from estatebot.listings.sync.plan import SyncPlan
 
 plan_path, serial, journal, backup = sys.argv[1:5]
 with Client(max_retries=0) as client:

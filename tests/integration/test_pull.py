@@ -13,8 +13,8 @@ from estatebot.api.client import AsyncClient, Client
 from estatebot.api.errors import PullError
 from estatebot.emulator import running
 from estatebot.listings import schema
-from estatebot.listings.bodies import to_update_bodies
-from estatebot.listings.pull import PullWarning, apull_listings, pull_listings
+from estatebot.listings.remote.bodies import to_update_bodies
+from estatebot.listings.remote.pull import PullWarning, apull_listings, pull_listings
 from factories import make_listings
 
 

@@ -14,8 +14,8 @@ from estatebot.api.errors import PlanError
 from estatebot.api.models import ListingInput, ListingUpdate, to_wire
 from estatebot.emulator.app import list_record
 from estatebot.listings import schema
-from estatebot.listings.bodies import BodyBatch, to_create_bodies, to_update_bodies
-from estatebot.listings.normalize import normalize_records
+from estatebot.listings.remote.bodies import BodyBatch, to_create_bodies, to_update_bodies
+from estatebot.listings.remote.normalize import normalize_records
 
 SERIAL = "3254a9d0424c4806b9ea3d0763ccf1bf"
 

@@ -11,21 +11,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estatebot.listings import schema
-from estatebot.listings.compare import (
-    HASH_VERSION,
+from estatebot.listings.sync.clean import clean_extension, clean_frame, clean_images, clean_text
+from estatebot.listings.sync.compare import (
     PRECISION,
     blank_mask,
     canonical_value,
-    clean_extension,
-    clean_frame,
-    clean_images,
-    clean_text,
     equal_mask,
+    key_values,
+    normalize_key,
+)
+from estatebot.listings.sync.hashing import (
+    HASH_VERSION,
     frame_fingerprint,
     frame_hashes,
-    key_values,
     listing_hash,
-    normalize_key,
 )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from estatebot.api.errors import SheetError
-from estatebot.listings import headers as h
 from estatebot.listings.schema import COLUMNS
+from estatebot.listings.sheet import headers as h
 
 
 def _sources(names: list[str], **kwargs: object) -> dict[str, str | None]:

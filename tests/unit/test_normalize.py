@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from estatebot.api.models import LIST_RECORD_FIELDS
-from estatebot.listings import normalize, schema
-from estatebot.listings.normalize import (
+from estatebot.listings import schema
+from estatebot.listings.remote import normalize
+from estatebot.listings.remote.normalize import (
     PROBLEM_COLUMNS,
     NormalizeResult,
     NormalizeWarning,

@@ -9,7 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from estatebot.api.models import ListingPage
-from estatebot.listings.paging import Pager
+from estatebot.listings.remote.paging import Pager
 
 CountRule = Callable[[int], int | None]
 

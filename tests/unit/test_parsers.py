@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estatebot.listings import parsers
-from estatebot.listings.parsers import (
+from estatebot.listings.remote import parsers
+from estatebot.listings.remote.parsers import (
     parse_enum,
     parse_extensions,
     parse_images,

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from estatebot.api.errors import PlanError
 from estatebot.api.models import ListingUpdate
 from estatebot.listings import schema
-from estatebot.listings.compare import frame_fingerprint, frame_hashes, listing_hash
-from estatebot.listings.plan import (
+from estatebot.listings.sync.hashing import frame_fingerprint, frame_hashes, listing_hash
+from estatebot.listings.sync.plan import (
     PlannedOp,
     SyncPlan,
     plan_cleanup,
@@ -740,17 +740,19 @@ def test_apply_then_replan_is_empty(rows: list[dict[str, Any]], data: st.DataObj
 
 
 def test_public_names_are_importable_from_plan() -> None:
-    from estatebot.listings import plan, plan_model, plan_sheet
+    from estatebot.listings.sync import desired as plan_sheet
+    from estatebot.listings.sync import items, plan, syncplan
 
-    for name in ("SyncPlan", "PlannedOp", "Change", "ListingRef", "InvalidRow"):
-        assert getattr(plan, name) is getattr(plan_model, name)
+    for name in ("PlannedOp", "Change", "ListingRef", "InvalidRow"):
+        assert getattr(plan, name) is getattr(items, name)
+    assert plan.SyncPlan is syncplan.SyncPlan
     assert plan.SheetLike is plan_sheet.SheetLike
     assert plan.listing_hash is listing_hash
     assert {"plan_sync", "plan_cleanup", "SheetLike", "listing_hash"} <= set(plan.__all__)
 
 
 def test_apply_delegates_to_apply_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    from estatebot.listings import apply
+    from estatebot.listings.sync import apply
 
     calls: list[tuple[Any, ...]] = []
 
@@ -881,7 +883,7 @@ bodies_listings = st.fixed_dictionaries(
 @given(st.lists(bodies_listings, min_size=1, max_size=6), st.booleans())
 def test_bodies_are_what_the_model_validates(rows: list[dict[str, Any]], update: bool) -> None:
     from estatebot.api.models import ListingInput, to_wire
-    from estatebot.listings.plan_bodies import FIELDS, RequestBodies, build_bodies
+    from estatebot.listings.sync.payloads import FIELDS, RequestBodies, build_bodies
 
     values = [listing(n, **row) for n, row in enumerate(rows)]
     data = {name: [v.get(name) for v in values] for name in FIELDS}

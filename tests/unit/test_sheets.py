@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 from estatebot.api.errors import SheetError
-from estatebot.listings import schema, xlsx
-from estatebot.listings.sheets import Sheet, read_sheet
+from estatebot.listings import schema
+from estatebot.listings.sheet import xlsx
+from estatebot.listings.sheet.read import Sheet, read_sheet
 
 try:
     import fixtures_sheets as fx

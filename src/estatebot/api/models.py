@@ -397,7 +397,7 @@ class ListingPage(_Response):
 
     ``records`` are kept as the raw wire dicts: List returns every value as text in several
     serializations, and turning them into typed values is the listings layer's job
-    (:mod:`estatebot.listings.normalize`). ``virtual_count`` is the total number of listings
+    (:mod:`estatebot.listings.remote.normalize`). ``virtual_count`` is the total number of listings
     matching the filters, or None when the service did not say.
     """
 

@@ -5,14 +5,15 @@ Everything here works on pandas DataFrames and reaches the service only through
 """
 
 from estatebot.listings import schema
-from estatebot.listings.apply import apply_plan, restore
-from estatebot.listings.bodies import to_create_bodies, to_update_bodies
 from estatebot.listings.export import write_frame
-from estatebot.listings.normalize import NormalizeResult, NormalizeWarning, normalize_records
-from estatebot.listings.plan import PlannedOp, SyncPlan, plan_cleanup, plan_sync
-from estatebot.listings.pull import PullWarning, apull_listings, pull_listings
-from estatebot.listings.report import ApplyReport
-from estatebot.listings.sheets import Sheet, read_sheet
+from estatebot.listings.remote.bodies import to_create_bodies, to_update_bodies
+from estatebot.listings.remote.normalize import NormalizeResult, NormalizeWarning, normalize_records
+from estatebot.listings.remote.pull import PullWarning, apull_listings, pull_listings
+from estatebot.listings.sheet.read import Sheet, read_sheet
+from estatebot.listings.sync.apply import apply_plan
+from estatebot.listings.sync.plan import PlannedOp, SyncPlan, plan_cleanup, plan_sync
+from estatebot.listings.sync.report import ApplyReport
+from estatebot.listings.sync.restore import restore
 
 __all__ = [
     "ApplyReport",

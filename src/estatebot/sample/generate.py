@@ -117,8 +117,8 @@ def write_demo_seed(export: str | PathLike[str], path: str | PathLike[str]) -> P
     """Read a RESO export with the reader and write its listings as a seed file: a JSON list
     of Create bodies (without SerialNumber), one listing per line."""
     # Imported here: the listings layer is only needed for the seed, not for the exports.
-    from estatebot.listings.bodies import to_create_bodies
-    from estatebot.listings.sheets import read_sheet
+    from estatebot.listings.remote.bodies import to_create_bodies
+    from estatebot.listings.sheet.read import read_sheet
 
     sheet = read_sheet(export, **READ_OPTIONS["reso"])
     if len(sheet.errors):

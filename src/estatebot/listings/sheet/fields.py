@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from estatebot.listings import sheet_rules as rules
-from estatebot.listings.cells import (
+from estatebot.listings.schema import DTYPES, FLOAT_COLUMNS, INT_COLUMNS, REQUIRED_COLUMNS
+from estatebot.listings.sheet import rules
+from estatebot.listings.sheet.cells import (
     BoolArray,
     Column,
     Severity,
@@ -32,8 +33,7 @@ from estatebot.listings.cells import (
     to_int,
     value_text,
 )
-from estatebot.listings.headers import SOURCES
-from estatebot.listings.schema import DTYPES, FLOAT_COLUMNS, INT_COLUMNS, REQUIRED_COLUMNS
+from estatebot.listings.sheet.headers import SOURCES
 
 #: Longest Description the service takes; longer text is cut, with a warning.
 MAX_DESCRIPTION = 4000

@@ -1,9 +1,11 @@
-"""The sync plan as an artifact: its items, counts and summary, and its JSON form.
+"""The sync plan as an artifact: its items, counts and summary, its views and its JSON form.
 
-A :class:`SyncPlan` is made by :func:`~estatebot.listings.plan.plan_sync` or
-:func:`~estatebot.listings.plan.plan_cleanup`, shown by :mod:`~estatebot.listings.plan_view`,
-kept with :meth:`SyncPlan.save` / :meth:`SyncPlan.load`, and carried out by
-:meth:`SyncPlan.apply`. This module holds the data and its persistence only: no planning rules.
+:class:`PlanArtifact` is everything a plan holds and shows. Planning
+(:mod:`~estatebot.listings.sync.plan`) fills it in, :mod:`~estatebot.listings.sync.view` draws it,
+:meth:`~PlanArtifact.save` / :meth:`~PlanArtifact.load` keep it, and the runner
+(:mod:`~estatebot.listings.sync.apply`) reads it. This module holds the data and its persistence
+only: no planning rules, and no import of the runner (the dependency runs one way; the public
+:class:`~estatebot.listings.sync.syncplan.SyncPlan` adds ``apply()`` on top).
 """
 
 from __future__ import annotations
@@ -13,111 +15,33 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Any, Self
 
 import pandas as pd
 
 from estatebot.api.errors import PlanError
-from estatebot.api.models import ListingInput, ListingUpdate
-from estatebot.listings import plan_view
+from estatebot.listings.sync import view as plan_view
+from estatebot.listings.sync.items import Change, InvalidRow, ListingRef, PlannedOp
 
-if TYPE_CHECKING:
-    from estatebot.api.client import Client
-    from estatebot.listings.report import ApplyReport
+__all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "PlanArtifact"]
 
-__all__ = [
-    "PLAN_FORMAT",
-    "PLAN_FORMAT_VERSION",
-    "Action",
-    "Change",
-    "InvalidRow",
-    "ListingRef",
-    "PlannedOp",
-    "SyncPlan",
-]
 
 PLAN_FORMAT = "estatebot-sync-plan"
-#: Version 2: listing hashes and fingerprints of :data:`estatebot.listings.compare.HASH_VERSION` 2.
+#: Version 2: listing hashes and fingerprints of
+#: :data:`estatebot.listings.sync.hashing.HASH_VERSION` 2.
 PLAN_FORMAT_VERSION = 2
-
-Action = Literal["create", "update", "delete", "skipped_create"]
-
-
-# --------------------------------------------------------------------------- plan items
-
-
-@dataclass(frozen=True)
-class Change:
-    """One field of an update: its remote value and the value the update sends (JSON-safe)."""
-
-    field: str
-    before: Any
-    after: Any
-
-
-@dataclass(frozen=True)
-class PlannedOp:
-    """One operation the apply step will perform, with everything it needs.
-
-    ``body`` is the complete request body in wire form, without ``SerialNumber`` (added at
-    apply time by :meth:`request`); None for deletes. ``before`` is the remote listing's clean
-    values (JSON-safe) and ``before_hash`` its :func:`~estatebot.listings.compare.listing_hash`,
-    for updates and deletes.
-    """
-
-    action: Action
-    key: str
-    key_type: str
-    row: int | None
-    id: int | None
-    body: dict[str, Any] | None
-    before: dict[str, Any] | None
-    before_hash: str | None
-    changes: tuple[Change, ...] = ()
-    reason: str = ""
-
-    def request(self, serial: str) -> ListingInput | ListingUpdate:
-        """The validated request model of a create or update, for the chatbot ``serial``."""
-        if self.body is None:
-            raise ValueError(f"a {self.action} has no request body")
-        data = {**self.body, "SerialNumber": serial}
-        if self.action == "update":
-            return ListingUpdate.model_validate(data)
-        return ListingInput.model_validate(data)
-
-
-class ListingRef(NamedTuple):
-    """A listing the plan leaves alone (unchanged or kept): its key, sheet row and ID.
-
-    A named tuple: a plan of 100,000 listings holds that many of them, made at C speed.
-    """
-
-    key: str | None
-    row: int | None
-    id: int | None
-
-
-@dataclass(frozen=True)
-class InvalidRow:
-    """A sheet row that cannot be synced, with every reason."""
-
-    row: int | None
-    key: str | None
-    id: int | None
-    reasons: tuple[str, ...]
 
 
 # --------------------------------------------------------------------------- the plan
 
 
 @dataclass
-class SyncPlan:
-    """The outcome of ``plan_sync`` or ``plan_cleanup``: what would be done, and why.
+class PlanArtifact:
+    """What a plan holds: what would be done, and why (see :class:`SyncPlan`).
 
     Display it in a notebook for a rich view, print it for the summary, export it with
-    :meth:`to_frame` or :meth:`to_excel`, keep it with :meth:`save` / :meth:`load`, carry it out
-    with :meth:`apply`. Equality compares content. :meth:`operations` lists what apply performs,
-    in order.
+    :meth:`to_frame` or :meth:`to_excel`, keep it with :meth:`save` / :meth:`load`.
+    Equality compares content. :meth:`operations` lists what apply performs, in order.
     """
 
     key_type: str
@@ -173,28 +97,16 @@ class SyncPlan:
         return ", ".join(parts)
 
     def __str__(self) -> str:
-        lines = [f"SyncPlan by {self.key_type}: {self.summary()}"]
+        lines = [f"{type(self).__name__} by {self.key_type}: {self.summary()}"]
         lines += [f"refused: {text}" for text in self.refusals]
         lines += [f"note: {text}" for text in self.notes]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<SyncPlan {self.key_type}: {self.summary()}>"
+        return f"<{type(self).__name__} {self.key_type}: {self.summary()}>"
 
     def _repr_html_(self) -> str:
         return plan_view.render_html(self)
-
-    # -- doing
-
-    def apply(self, client: Client, serial: str, **options: Any) -> ApplyReport:
-        """Perform exactly this plan on the chatbot ``serial``; returns an ApplyReport.
-
-        The same as :func:`estatebot.listings.apply.apply_plan` (``journal``, ``backup``,
-        ``concurrency``, ``force``, ... are passed on as ``options``).
-        """
-        from estatebot.listings.apply import apply_plan  # apply imports this module
-
-        return apply_plan(self, client, serial, **options)
 
     # -- exporting
 
@@ -238,7 +150,7 @@ class SyncPlan:
         return target
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SyncPlan:
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
         """A plan from :meth:`to_json`'s dict; raises PlanError on another format or version."""
         if data.get("format") != PLAN_FORMAT:
             raise PlanError("not a saved sync plan", value=data.get("format"))
@@ -269,7 +181,7 @@ class SyncPlan:
         )
 
     @classmethod
-    def load(cls, path: str | PathLike[str]) -> SyncPlan:
+    def load(cls, path: str | PathLike[str]) -> Self:
         """Read a plan written by :meth:`save`."""
         return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
 

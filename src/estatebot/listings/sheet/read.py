@@ -27,12 +27,11 @@ import numpy as np
 import pandas as pd
 
 from estatebot.api.errors import SheetError
-from estatebot.listings import cells as cell_rules
-from estatebot.listings import sheet_rules as rules
-from estatebot.listings.cells import Column, ObjectArray, objects, value_text
-from estatebot.listings.headers import SOURCES, HeaderMatch, match_headers, unmatched_mapping_keys
 from estatebot.listings.schema import COLUMNS, KEY_COLUMNS, REQUIRED_COLUMNS, conform
-from estatebot.listings.sheet_fields import (
+from estatebot.listings.sheet import cells as cell_rules
+from estatebot.listings.sheet import rules
+from estatebot.listings.sheet.cells import Column, ObjectArray, objects, value_text
+from estatebot.listings.sheet.fields import (
     LISTING_KEY,
     STATUS_KEY,
     Fields,
@@ -43,7 +42,13 @@ from estatebot.listings.sheet_fields import (
     typed_default,
     validate,
 )
-from estatebot.listings.xlsx import CellGrid, read_xlsx_cells
+from estatebot.listings.sheet.headers import (
+    SOURCES,
+    HeaderMatch,
+    match_headers,
+    unmatched_mapping_keys,
+)
+from estatebot.listings.sheet.xlsx import CellGrid, read_xlsx_cells
 
 __all__ = ["Sheet", "read_sheet"]
 

@@ -23,7 +23,7 @@ from typing import Literal
 from estatebot.api.errors import SheetError
 from estatebot.listings.schema import COLUMNS
 
-#: How a cell of a source is typed (see :mod:`estatebot.listings.cells`).
+#: How a cell of a source is typed (see :mod:`estatebot.listings.sheet.cells`).
 Kind = Literal["text", "id", "zip", "number", "int", "bool"]
 
 #: How a header was matched, as shown in ``Sheet.mapping``.

@@ -26,8 +26,8 @@ import pandas as pd
 
 from estatebot.api.errors import PlanError
 from estatebot.listings import schema
-from estatebot.listings.compare import NONE, clean_extension, clean_images
 from estatebot.listings.export import write_frame
+from estatebot.listings.sync.clean import NONE, clean_extension, clean_images
 
 FORMAT = "estatebot-backup"
 VERSION = 1

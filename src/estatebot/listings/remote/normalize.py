@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from estatebot.listings import schema
-from estatebot.listings.parsers import (
+from estatebot.listings.remote.parsers import (
     Parsed,
     arrow_module,
     arrow_text,

@@ -1,6 +1,6 @@
 """Listing values as JSON and the validated request bodies of a plan.
 
-Part of planning (:mod:`estatebot.listings.plan`): turns clean listing values into JSON-safe
+Part of planning (:mod:`estatebot.listings.sync.plan`): turns clean listing values into JSON-safe
 values and into the request bodies that creates and updates carry, validated with the request
 models (``ListingInput``, ``ListingUpdate``) a column at a time.
 """
@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from estatebot.api.models import ListingInput, ListingUpdate, field_problems
 from estatebot.listings import schema
-from estatebot.listings.compare import NONE
+from estatebot.listings.sync.clean import NONE
 
 __all__ = [
     "FIELDS",

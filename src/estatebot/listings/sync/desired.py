@@ -1,6 +1,6 @@
 """What a plan reads from a spreadsheet: rows, values, cleared cells, rejections, unpublished.
 
-Part of planning (:mod:`estatebot.listings.plan`): :func:`sheet_parts` normalizes a read sheet
+Part of planning (:mod:`estatebot.listings.sync.plan`): :func:`sheet_parts` normalizes a read sheet
 (:class:`SheetLike`) or a plain canonical frame into :class:`SheetParts`.
 """
 
@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 
 from estatebot.listings import schema
-from estatebot.listings.compare import clean_extension, clean_frame, clean_images, normalize_key
-from estatebot.listings.plan_bodies import FIELDS, Columns, json_columns
-from estatebot.listings.plan_model import InvalidRow
+from estatebot.listings.sync.clean import clean_extension, clean_frame, clean_images
+from estatebot.listings.sync.compare import normalize_key
+from estatebot.listings.sync.items import InvalidRow
+from estatebot.listings.sync.payloads import FIELDS, Columns, json_columns
 
 __all__ = ["STRUCTURED", "TEXT_COLUMNS", "SheetLike", "SheetParts", "cleaner", "sheet_parts"]
 
@@ -31,7 +32,7 @@ Mask = np.ndarray[Any, np.dtype[np.bool_]]
 
 
 class SheetLike(Protocol):
-    """What a plan needs from a read spreadsheet (``estatebot.listings.sheets.Sheet``)."""
+    """What a plan needs from a read spreadsheet (``estatebot.listings.sheet.read.Sheet``)."""
 
     @property
     def frame(self) -> pd.DataFrame:

@@ -5,7 +5,7 @@ a thread pool for :class:`~estatebot.api.client.Client` (so it works the same in
 Jupyter's running event loop) and one with asyncio for
 :class:`~estatebot.api.client.AsyncClient`.
 
-The paging rules are described in :mod:`estatebot.listings.paging`.
+The paging rules are described in :mod:`estatebot.listings.remote.paging`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from estatebot._progress import progress_bar
 from estatebot.api.client import AsyncClient, Client
 from estatebot.api.errors import EstatebotError, PullError
 from estatebot.api.models import ListingPage
-from estatebot.listings.normalize import normalize_records
-from estatebot.listings.paging import Pager
+from estatebot.listings.remote.normalize import normalize_records
+from estatebot.listings.remote.paging import Pager
 
 OnError = Literal["raise", "skip"]
 

@@ -33,8 +33,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from estatebot.listings.headers import Kind
-from estatebot.listings.sheet_rules import BOOLEANS, normalize_value
+from estatebot.listings.sheet.headers import Kind
+from estatebot.listings.sheet.rules import BOOLEANS, normalize_value
 
 #: Cell texts that mean "no value" (compared after trimming, case-insensitively).
 BLANK_TOKENS: frozenset[str] = frozenset({"", "#N/A", "N/A", "-"})

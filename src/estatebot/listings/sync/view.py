@@ -1,4 +1,4 @@
-"""Views of a :class:`~estatebot.listings.plan_model.SyncPlan`: a table, notebook view, workbook.
+"""Views of a plan (:class:`~estatebot.listings.sync.artifact.PlanArtifact`): table, HTML, workbook.
 
 Listing text comes from spreadsheets and the service, so it is untrusted: the HTML view escapes
 every value, and the workbook writes text as text (a description starting with ``=`` is never a
@@ -23,10 +23,11 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from estatebot.listings import schema
-from estatebot.listings.compare import clean_extension
+from estatebot.listings.sync.clean import clean_extension
 
 if TYPE_CHECKING:
-    from estatebot.listings.plan_model import PlannedOp, SyncPlan
+    from estatebot.listings.sync.artifact import PlanArtifact
+    from estatebot.listings.sync.items import PlannedOp
 
 #: Rows shown per action in the notebook view.
 HTML_ROWS = 50
@@ -71,7 +72,7 @@ _LONG_COLUMNS = ("action", "key", "row", "ID", "field", "before", "after", "reas
 
 
 def to_frame(
-    plan: SyncPlan, *, wide: bool = False, include_unchanged: bool = False
+    plan: PlanArtifact, *, wide: bool = False, include_unchanged: bool = False
 ) -> pd.DataFrame:
     """The plan as a DataFrame.
 
@@ -175,7 +176,7 @@ def _update_rows(ops: Sequence[PlannedOp]) -> list[str]:
     return rows
 
 
-def render_html(plan: SyncPlan) -> str:
+def render_html(plan: PlanArtifact) -> str:
     """The notebook view: summary, refusals and notes, then a bounded table per action."""
     parts = [
         "<div class='estatebot-plan'>",
@@ -257,7 +258,7 @@ def _write(sheet: Worksheet, header: Sequence[str], rows: Iterable[Sequence[Any]
         sheet.column_dimensions[get_column_letter(index)].width = max(10, min(40, len(name) + 4))
 
 
-def to_excel(plan: SyncPlan, path: str | PathLike[str]) -> Path:
+def to_excel(plan: PlanArtifact, path: str | PathLike[str]) -> Path:
     """Write the plan as a workbook: Summary, Create, Update, Delete, Invalid, Unchanged.
 
     The Update sheet shows each listing's values after the update; changed cells are filled

@@ -1,0 +1,256 @@
+"""A plan → requests: exactly the plan, safely, resumably.
+
+:func:`apply_plan` performs a plan's operations and nothing else:
+
+1. **Stale check** (:mod:`.stale`). The remote listings are pulled once, before any write. Every
+   update and delete target must still hash (:func:`~estatebot.listings.sync.hashing.listing_hash`)
+   to the ``before_hash`` it was planned against, and no create's key may exist yet. Any mismatch
+   raises :class:`~estatebot.api.errors.PlanError` naming the listings, and nothing is written
+   (``force=True`` goes on anyway).
+2. **Backup.** The current state of every listing the run will update or delete is written to a
+   backup file (:mod:`.backup`) before the first write: where asked, else next to the journal or
+   in the current folder under a timestamped name.
+3. **Writes** (:mod:`.runner`). Creates, then updates (one request each, ``concurrency``
+   threads), then deletes (``delete_chunk`` keys per request). A failing operation is reported
+   and the rest go on.
+4. **Journal.** With ``journal=``, every operation's start and outcome are appended to a
+   JSON-lines file and synced to disk (:mod:`.journal`). Running the same plan again with the same
+   journal skips what is done and retries what failed or was never confirmed: an operation that
+   was started but not confirmed counts as done when the service already shows its effect
+   (the created key exists, the update's values are there, the deleted key is gone), so nothing
+   is done twice and nothing is lost.
+
+:func:`~estatebot.listings.sync.restore.restore` puts a backup back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from estatebot._progress import progress_bar
+from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.sync.backup import (
+    check_backup_path,
+    default_backup_path,
+    read_backup,
+    write_backup,
+)
+from estatebot.listings.sync.compare import key_values
+from estatebot.listings.sync.journal import Journal
+from estatebot.listings.sync.report import (
+    DONE,
+    SKIPPED,
+    UNCHANGED,
+    ApplyReport,
+    OpOutcome,
+    outcomes_frame,
+)
+from estatebot.listings.sync.runner import Runner, Task, check_options, plan_hash, tasks_from_plan
+from estatebot.listings.sync.stale import SHOWN_STALE, Checked, Remote, check_targets, stale_error
+
+if TYPE_CHECKING:
+    from estatebot.api.client import Client
+    from estatebot.listings.sync.artifact import PlanArtifact
+
+
+__all__ = ["apply_plan"]
+
+
+logger = logging.getLogger("estatebot.listings.sync.apply")
+
+
+# --------------------------------------------------------------------------- apply_plan
+
+
+def _write_backup(
+    remote: Remote,
+    positions: Sequence[int],
+    path: Path,
+    *,
+    serial: str,
+    merge: bool,
+) -> Path:
+    frame = remote.frame.iloc[sorted(set(positions))].reset_index(drop=True)
+    if merge and path.exists():
+        # Resuming: the earlier run's images are the true before-state of what it changed, so
+        # they are kept and only listings missing from the file are added.
+        earlier = read_backup(path)
+        known = set(key_values(earlier["MLSNumber"])) | set(key_values(earlier["Url"]))
+        known.discard(None)
+        fresh = [
+            i
+            for i, (mls, url) in enumerate(
+                zip(key_values(frame["MLSNumber"]), key_values(frame["Url"]), strict=True)
+            )
+            if not ({mls, url} - {None}) & known
+        ]
+        frame = pd.concat([earlier, frame.iloc[fresh]], ignore_index=True)
+    return write_backup(frame, path, serial=serial)
+
+
+def _take_backup(
+    remote: Remote,
+    positions: Sequence[int],
+    backup: Path | None,
+    book: Journal | None,
+    serial: str,
+) -> Path:
+    """Save the before-image; where asked, else a new file next to the journal or here."""
+    target = backup or default_backup_path(book.path.parent if book is not None else None)
+    # Resuming: the file may already hold the first run's images, which are kept.
+    resumed = book is not None and bool(book.records())
+    path = _write_backup(remote, positions, target, serial=serial, merge=resumed)
+    logger.info("before-image of %d listings written to %s", len(set(positions)), path)
+    return path
+
+
+def apply_plan(
+    plan: PlanArtifact,
+    client: Client,
+    serial: str,
+    *,
+    concurrency: int = 8,
+    journal: str | Path | None = None,
+    backup: str | Path | None = None,
+    progress: bool | None = None,
+    force: bool = False,
+    delete_chunk: int = 100,
+) -> ApplyReport:
+    """Perform exactly the plan's operations on the chatbot ``serial``; returns an ApplyReport.
+
+    Before any write the remote listings are pulled once and the plan is checked against them:
+    a listing to update or delete that changed (or vanished) since the plan was made, or a
+    listing to create that now exists, raises :class:`PlanError` naming them (up to 20, and a
+    count) and nothing is written, unless ``force=True``. Then the current state of every
+    listing to update or delete is saved to ``backup`` (``.json`` or ``.xlsx``; when None, a
+    timestamped ``.json`` next to the journal or in the current folder, named in the report).
+    Creates, then updates, run on ``concurrency`` threads, one request each; deletes go
+    ``delete_chunk`` keys per request. A failed operation is reported and the others go on.
+
+    With ``journal`` (a file path), every operation is recorded as it starts and ends. Calling
+    again with the same plan and journal skips what is done, retries what failed and settles
+    what was left unconfirmed by a crash without doing anything twice. A journal written for
+    another plan or chatbot raises :class:`PlanError`.
+    """
+    check_options(concurrency, delete_chunk)
+    backup_path = check_backup_path(backup) if backup is not None else None
+    tasks = tasks_from_plan(plan)
+    journal_path = Path(journal) if journal is not None else None
+    book = (
+        Journal(journal_path, fingerprint=plan.fingerprint, serial=serial, plan=plan_hash(tasks))
+        if journal_path is not None
+        else None
+    )
+    try:
+        return _apply(
+            plan,
+            tasks,
+            client,
+            serial,
+            book,
+            backup=backup_path,
+            progress=progress,
+            force=force,
+            concurrency=concurrency,
+            delete_chunk=delete_chunk,
+        )
+    finally:
+        if book is not None:
+            book.close()
+
+
+def _apply(
+    plan: PlanArtifact,
+    tasks: Sequence[Task],
+    client: Client,
+    serial: str,
+    book: Journal | None,
+    *,
+    backup: Path | None,
+    progress: bool | None,
+    force: bool,
+    concurrency: int,
+    delete_chunk: int,
+) -> ApplyReport:
+    records = book.records() if book is not None else {}
+    done = {t.op for t in tasks if (r := records.get(t.op)) is not None and r.done}
+    todo = [t for t in tasks if t.op not in done]
+    notes: list[str] = []
+    outcomes: dict[str, OpOutcome] = {}
+    for task in tasks:
+        if task.op in done:
+            record = records[task.op]
+            outcomes[task.op] = OpOutcome(
+                action=task.action,
+                key=task.key,
+                row=task.row,
+                id=record.id if record.id is not None else task.id,
+                outcome=SKIPPED,
+                code=record.code,
+                message=record.message,
+                attempts=record.attempts or None,
+            )
+
+    backup_path: Path | None = None
+    checked = Checked()
+    if todo:
+        remote = Remote(pull_listings(client, serial, progress=False))
+        checked = check_targets(todo, remote, records)
+        if checked.stale:
+            if not force:
+                raise stale_error(checked.stale)
+            notes.append(
+                f"force=True: applied although {len(checked.stale)} listings changed since the "
+                "plan was made: " + ", ".join(t.key for t, _ in checked.stale[:SHOWN_STALE])
+            )
+        if checked.backup_positions:
+            backup_path = _take_backup(remote, checked.backup_positions, backup, book, serial)
+            if backup is None:
+                count = len(set(checked.backup_positions))
+                notes.append(f"before-image of {count} listings written to {backup_path}")
+        for task, found_id in checked.applied:
+            message = "found applied on the service after an interrupted run; not sent again"
+            if book is not None:
+                book.record(task.op, "done", code=None, message=message, id=found_id)
+            outcomes[task.op] = OpOutcome(
+                action=task.action,
+                key=task.key,
+                row=task.row,
+                id=found_id if found_id is not None else task.id,
+                outcome=DONE,
+                message=message,
+                attempts=(records[task.op].attempts or None) if task.op in records else None,
+            )
+
+    with progress_bar(len(tasks), "Applying plan", progress=progress, unit="op") as bar:
+        bar.update(len(outcomes))
+        runner = Runner(
+            client,
+            serial,
+            concurrency=concurrency,
+            delete_chunk=delete_chunk,
+            journal=book,
+            records=records,
+            tick=bar.update,
+        )
+        runner.run(checked.send)
+    outcomes.update(runner.outcomes)
+
+    rows = [outcomes[t.op] for t in tasks if t.op in outcomes]
+    rows += [
+        OpOutcome(action="none", key=ref.key, row=ref.row, id=ref.id, outcome=UNCHANGED)
+        for ref in getattr(plan, "unchanged", [])
+    ]
+    report = ApplyReport(
+        frame=outcomes_frame(rows),
+        backup_path=backup_path,
+        journal_path=book.path if book is not None else None,
+        notes=notes,
+    )
+    logger.info("apply: %s", report.summary())
+    return report

@@ -1,0 +1,225 @@
+"""The steps of planning: each paired, new or remote-only listing becomes an update,
+unchanged, create, skipped create, delete, kept or invalid item of the plan.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+import numpy as np
+import pandas as pd
+
+from estatebot.api.models import KeyType
+from estatebot.listings import schema
+from estatebot.listings.sync.differences import field_differences
+from estatebot.listings.sync.guards import refuse_delete_missing
+from estatebot.listings.sync.hashing import frame_hashes
+from estatebot.listings.sync.items import Action, Change, InvalidRow, ListingRef, PlannedOp
+from estatebot.listings.sync.pairing import Mask, Pairing, pick, pick_where, present_key, refs
+from estatebot.listings.sync.payloads import (
+    FIELDS,
+    Columns,
+    build_bodies,
+    empty_like,
+    json_columns,
+    json_rows,
+)
+from estatebot.listings.sync.syncplan import SyncPlan
+
+_REQUIRED: frozenset[str] = frozenset(schema.REQUIRED_COLUMNS)
+
+
+def planned_at() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------- plan_sync
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while planning; restored on exit.
+
+    Planning makes many small objects (values, changes, bodies) that reference counting frees;
+    none form cycles. With large frames alive, every automatic full collection walks all of
+    their objects again: at 100,000 listings, over a quarter of the planning time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def plan_matched(
+    plan: SyncPlan, ctx: Pairing, tolerance_of: Mapping[str, float], compare_dom: bool
+) -> None:
+    """Classify the sheet rows found on the service: update, unchanged or invalid."""
+    matched = np.flatnonzero(ctx.usable & (ctx.remote_of >= 0))
+    remote_at = ctx.remote_of[matched]
+    differs = field_differences(ctx, matched, remote_at, tolerance_of)
+    # Unlisted fields (AreaUnit, Location) always look empty remotely: never a reason to update.
+    counted = [
+        j
+        for j, name in enumerate(FIELDS)
+        if (compare_dom or name != "DaysOnMarket") and name not in schema.UNLISTED_COLUMNS
+    ]
+    changed: Mask = np.asarray(differs[:, counted].any(axis=1), dtype=bool)
+    cleared_m = {name: mask[matched] for name, mask in ctx.parts.cleared.items()}
+    for name, mask in cleared_m.items():
+        if name in _REQUIRED:
+            changed |= mask  # a cleared required field makes the row invalid, never unchanged
+
+    same = ~changed
+    plan.unchanged = refs(
+        pick_where(ctx.sheet_keys, matched, same),
+        pick_where(ctx.parts.rows, matched, same),
+        pick_where(ctx.remote_ids, remote_at, same),
+    )
+    to_update = np.flatnonzero(changed)
+    if not len(to_update):
+        return
+    m = len(to_update)
+    sheet_at, remote_rows = matched[to_update], ctx.remote.take(remote_at[to_update])
+    before_columns = json_columns(remote_rows, schema.COLUMNS)
+    befores = json_rows(before_columns, m)
+    before_hashes = frame_hashes(remote_rows, is_clean=True)
+    rows_at, fields_at = np.nonzero(differs[to_update])
+    changed_fields = {FIELDS[j] for j in set(fields_at.tolist())}
+    afters = ctx.parts.json_columns(sheet_at, [f for f in FIELDS if f in changed_fields])
+    cleared_u = {name: mask[to_update] for name, mask in cleared_m.items()}
+
+    # The body is the remote listing with exactly the planned changes laid over it.
+    data: Columns = {name: list(before_columns[name]) for name in FIELDS}
+    changes: list[list[Change]] = [[] for _ in range(m)]
+    for i, j in zip(rows_at.tolist(), fields_at.tolist(), strict=True):
+        name = FIELDS[j]
+        clear = cleared_u.get(name)
+        after = empty_like(name) if clear is not None and clear[i] else afters[name][i]
+        data[name][i] = after
+        if name not in schema.UNLISTED_COLUMNS:  # the remote value is unknown: not a change
+            changes[i].append(Change(name, before_columns[name][i], after))
+    keys = [present_key(k) for k in pick(ctx.sheet_keys, sheet_at)]
+    data["Key"], data["KeyType"] = keys, [ctx.key_type.value] * m
+    bodies = build_bodies(data, cleared_u, m, update=True)
+    rows = pick(ctx.parts.rows, sheet_at)
+    for n, (body, reasons) in enumerate(bodies):
+        before, k, row = befores[n], keys[n], rows[n]
+        if body is None:
+            plan.invalid.append(InvalidRow(row, k, before["ID"], tuple(reasons)))
+            continue
+        count = len(changes[n])
+        plan.updates.append(
+            PlannedOp(
+                "update", k, ctx.key_type.value, row, before["ID"], body, before,
+                before_hashes[n], tuple(changes[n]),
+                f"{count} field{'s' if count != 1 else ''} changed",
+            )
+        )  # fmt: skip
+
+
+def plan_new(plan: SyncPlan, ctx: Pairing, create_missing: bool) -> None:
+    """Classify the sheet rows not on the service: create, skipped create or invalid."""
+    new_rows = np.flatnonzero(ctx.usable & (ctx.remote_of < 0))
+    if not len(new_rows):
+        return
+    if ctx.key_type is KeyType.NEW_OAKS:
+        # The service assigns IDs: a listing cannot be created under a chosen one.
+        for position in new_rows.tolist():
+            k = present_key(ctx.sheet_keys[position])
+            reason = f"ID: no listing {k} on the service to update"
+            plan.invalid.append(InvalidRow(ctx.parts.rows[position], k, None, (reason,)))
+        return
+    data = ctx.parts.json_columns(new_rows, FIELDS)
+    cleared_n = {name: mask[new_rows] for name, mask in ctx.parts.cleared.items()}
+    for name, mask in cleared_n.items():
+        for i in np.flatnonzero(mask).tolist():
+            data[name][i] = empty_like(name)
+    bodies = build_bodies(data, cleared_n, len(new_rows), update=False)
+    action: Action = "create" if create_missing else "skipped_create"
+    keys = [present_key(k) for k in pick(ctx.sheet_keys, new_rows)]
+    rows = pick(ctx.parts.rows, new_rows)
+    for k, row, (body, reasons) in zip(keys, rows, bodies, strict=True):
+        if body is None:
+            plan.invalid.append(InvalidRow(row, k, None, tuple(reasons)))
+            continue
+        op = PlannedOp(
+            action, k, ctx.key_type.value, row, None, body, None, None, (), "new listing"
+        )
+        (plan.creates if create_missing else plan.skipped_create).append(op)
+
+
+def plan_remote_only(plan: SyncPlan, ctx: Pairing, delete_missing: bool) -> None:
+    """Classify the remote listings the sheet does not name: delete (when asked) or kept."""
+    allow_missing = bool(delete_missing)
+    if delete_missing:
+        valid = len(plan.updates) + len(plan.unchanged) + len(plan.creates)
+        valid += len(plan.skipped_create)
+        refusal = refuse_delete_missing(len(ctx.sheet_keys), valid, ctx.parts.rejected)
+        if refusal:
+            plan.refusals.append(refusal)
+            allow_missing = False
+    in_sheet = ctx.sheet_key_set
+    unpublished_at: dict[str, tuple[int | None, str]] = {}
+    for row, k, status in ctx.parts.unpublished:
+        if k is None:
+            continue
+        if k in in_sheet:
+            plan.notes.append(
+                f"{ctx.key_column} {k!r} is both published and unpublished in the sheet "
+                f"(row {row}, {status}): the published row is used, nothing is deleted"
+            )
+            continue
+        unpublished_at.setdefault(k, (row, status))
+    # Remote keys are unique, so a remote listing is named by the sheet exactly when some sheet
+    # row (usable or not) was paired with it.
+    named = np.zeros(len(ctx.remote_keys), dtype=bool)
+    named[ctx.remote_of[ctx.remote_of >= 0]] = True
+    unkeyed = 0
+    chosen: list[tuple[int, int | None, str]] = []
+    for position in np.flatnonzero(~named).tolist():
+        k = ctx.remote_keys[position]
+        if k is None:
+            unkeyed += 1
+            plan.kept.append(ListingRef(None, None, ctx.remote_ids[position]))
+        elif k in unpublished_at:
+            row, status = unpublished_at[k]
+            chosen.append((position, row, f"unpublished in the sheet ({status})"))
+        elif allow_missing:
+            chosen.append((position, None, "not in the sheet"))
+        else:
+            plan.kept.append(ListingRef(k, None, ctx.remote_ids[position]))
+    if unkeyed:
+        plan.notes.append(
+            f"{unkeyed} remote listings have no {ctx.key_column}: they cannot be matched and "
+            "are left alone"
+        )
+    plan.deletes = delete_ops(ctx.remote, ctx.remote_keys, chosen, ctx.key_type)
+
+
+def delete_ops(
+    remote_clean: pd.DataFrame,
+    remote_keys: Sequence[str | None],
+    chosen: Sequence[tuple[int, int | None, str]],
+    key_type: KeyType,
+) -> list[PlannedOp]:
+    """Delete operations for the chosen remote positions, ordered by ID then key."""
+    if not chosen:
+        return []
+    rows = remote_clean.take([p for p, _, _ in chosen])
+    befores = json_rows(json_columns(rows, schema.COLUMNS), len(chosen))
+    hashes = frame_hashes(rows, is_clean=True)
+    ops = [
+        PlannedOp(
+            "delete", str(remote_keys[p]), key_type.value, row, before["ID"], None, before,
+            before_hash, (), reason,
+        )
+        for (p, row, reason), before, before_hash in zip(chosen, befores, hashes, strict=True)
+    ]  # fmt: skip
+    ops.sort(key=lambda op: (op.id is None, op.id if op.id is not None else 0, op.key))
+    return ops

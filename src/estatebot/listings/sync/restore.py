@@ -1,0 +1,132 @@
+"""Put a backup back: listings that exist (by MLSNumber, else Url) are updated to the
+backed-up values, missing ones are created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from estatebot._progress import progress_bar
+from estatebot.api.models import KeyType
+from estatebot.listings import schema
+from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.sync.backup import (
+    read_backup,
+)
+from estatebot.listings.sync.clean import clean_value
+from estatebot.listings.sync.compare import key_values
+from estatebot.listings.sync.report import (
+    FAILED,
+    UNCHANGED,
+    ApplyReport,
+    OpOutcome,
+    outcomes_frame,
+)
+from estatebot.listings.sync.runner import Runner, Task, check_options
+from estatebot.listings.sync.stale import Remote, shows_body
+
+if TYPE_CHECKING:
+    from estatebot.api.client import Client
+
+#: What a restore sends for a required field the service never returns (see ROUND_TRIP_FIELDS).
+RESTORE_DEFAULTS: dict[str, str] = {"AreaUnit": "Square Feet"}
+
+
+# --------------------------------------------------------------------------- restore
+
+
+def _body_of(row: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """An Update/Create body (without SerialNumber) from a canonical row, and what was filled in."""
+    body: dict[str, Any] = {}
+    filled: list[str] = []
+    for name in schema.COLUMNS:
+        if name == "ID":
+            continue
+        value = clean_value(name, row.get(name))
+        if name in schema.DICT_COLUMNS:
+            value = [{"Key": k, "value": v} for k, v in value.items()] or None
+        elif name in schema.LIST_COLUMNS:
+            value = value or None
+        if value is None and name in RESTORE_DEFAULTS:
+            value = RESTORE_DEFAULTS[name]
+            filled.append(f"{name} (not returned by the service) sent as {value!r}")
+        if value is not None:
+            body[name] = value
+    return body, filled
+
+
+def _restore_item(
+    number: int, row: Mapping[str, Any], mls: str | None, url: str | None, remote: Remote
+) -> Task | OpOutcome:
+    """What restoring one backed-up listing takes: a create, an update, or nothing."""
+    body, filled = _body_of(row)
+    note = "; ".join(filled)
+    for kind, key in ((KeyType.MLS_NUMBER.value, mls), (KeyType.URL.value, url)):
+        found = remote.positions(kind, key) if key else []
+        if not found or key is None:
+            continue
+        ident = remote.id_at(found[0])
+        if shows_body(body, remote.row(found[0])):
+            message = "already holds the backed-up values"
+            return OpOutcome("update", key, number, ident, UNCHANGED, message=message)
+        update = {**body, "Key": key, "KeyType": kind}
+        return Task("update", key, kind, number, ident, update, None, note)
+    if mls:
+        return Task("create", mls, KeyType.MLS_NUMBER.value, number, None, body, None, note)
+    if url:
+        return Task("create", url, KeyType.URL.value, number, None, body, None, note)
+    message = "the backed-up listing has neither an MLSNumber nor a Url"
+    return OpOutcome("create", None, number, None, FAILED, message=message)
+
+
+def restore(
+    backup: str | Path,
+    client: Client,
+    serial: str,
+    *,
+    concurrency: int = 8,
+    progress: bool | None = None,
+) -> ApplyReport:
+    """Put the listings of a backup (written by ``apply_plan``) back on the chatbot.
+
+    The current listings are pulled; a backed-up listing that exists now (matched by MLSNumber,
+    else Url) is updated to its backed-up values, one that does not is created. Listings that
+    already hold those values are reported ``unchanged`` and not sent. Fields the service never
+    returns (``AreaUnit``, ``Location``) cannot be in a backup: ``AreaUnit`` is sent as
+    ``"Square Feet"`` and the row's message says so.
+    """
+    check_options(concurrency, 1)
+    frame = read_backup(backup).reset_index(drop=True)
+    remote = Remote(pull_listings(client, serial, progress=False))
+    tasks: list[Task] = []
+    settled: list[OpOutcome] = []  # rows decided without a request
+    seen: set[str] = set()
+    mls_keys = key_values(frame["MLSNumber"])
+    url_keys = key_values(frame["Url"])
+    for position in range(len(frame)):
+        row = {column: frame[column].iat[position] for column in schema.COLUMNS}
+        item = _restore_item(position + 1, row, mls_keys[position], url_keys[position], remote)
+        if isinstance(item, Task) and item.key in seen:
+            message = f"{item.key_type} {item.key} is in the backup more than once"
+            item = OpOutcome(item.action, item.key, item.row, item.id, FAILED, message=message)
+        if isinstance(item, Task):
+            seen.add(item.key)
+            tasks.append(item)
+        else:
+            settled.append(item)
+    with progress_bar(len(tasks), "Restoring listings", progress=progress, unit="op") as bar:
+        runner = Runner(
+            client,
+            serial,
+            concurrency=concurrency,
+            delete_chunk=1,
+            journal=None,
+            records={},
+            tick=bar.update,
+        )
+        runner.run(tasks)
+    rows = [*settled, *(runner.outcomes[t.op] for t in tasks)]
+    rows.sort(key=lambda o: o.row or 0)
+    return ApplyReport(frame=outcomes_frame(rows), title="Restore")

@@ -1,0 +1,288 @@
+"""Sends a plan's operations: bounded concurrency, journaled, one outcome per operation.
+
+Creates and updates go one request each on ``concurrency`` threads; deletes go
+``delete_chunk`` keys a request. A failing operation is reported and the rest go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from estatebot.api.errors import APIError, PlanError
+from estatebot.listings.sync.journal import Event, Journal, OpRecord, op_id
+from estatebot.listings.sync.report import (
+    DONE,
+    FAILED,
+    OpOutcome,
+)
+
+if TYPE_CHECKING:
+    from estatebot.api.client import Client
+    from estatebot.listings.sync.artifact import PlanArtifact
+
+
+# --------------------------------------------------------------------------- operations
+
+
+@dataclass(frozen=True)
+class Task:
+    """One operation to perform: what the plan says, in the form the runner needs."""
+
+    action: str
+    key: str
+    key_type: str
+    row: int | None
+    id: int | None
+    body: dict[str, Any] | None
+    before_hash: str | None
+    note: str = ""
+
+    @property
+    def op(self) -> str:
+        return op_id(self.action, self.key)
+
+
+def tasks_from_plan(plan: PlanArtifact) -> list[Task]:
+    tasks = [
+        Task(
+            action=str(op.action),
+            key=str(op.key),
+            key_type=str(op.key_type),
+            row=op.row,
+            id=op.id,
+            body=dict(op.body) if op.body is not None else None,
+            before_hash=op.before_hash,
+        )
+        for op in plan.operations()
+    ]
+    seen: set[str] = set()
+    for task in tasks:
+        if task.action not in ("create", "update", "delete"):
+            raise PlanError(f"unknown action {task.action!r} in the plan", value=task.key)
+        if task.op in seen:
+            raise PlanError(
+                f"the plan has two {task.action} operations for {task.key_type} {task.key}",
+                row=task.row,
+                value=task.key,
+            )
+        seen.add(task.op)
+    return tasks
+
+
+def plan_hash(tasks: Sequence[Task]) -> str:
+    """A hash of the plan's operations: tells apart two plans made from the same listings."""
+    items = [[t.op, t.key_type, t.before_hash, t.body] for t in tasks]
+    text = json.dumps(items, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- running
+
+
+class Runner:
+    """Sends tasks with bounded concurrency, journals them, and collects outcomes."""
+
+    def __init__(
+        self,
+        client: Client,
+        serial: str,
+        *,
+        concurrency: int,
+        delete_chunk: int,
+        journal: Journal | None,
+        records: Mapping[str, OpRecord],
+        tick: Callable[[int], object],
+    ) -> None:
+        self.client = client
+        self.serial = serial
+        self.concurrency = concurrency
+        self.delete_chunk = delete_chunk
+        self.journal = journal
+        self.records = records
+        self.tick = tick
+        self.outcomes: dict[str, OpOutcome] = {}
+
+    def _attempt_number(self, task: Task) -> int:
+        record = self.records.get(task.op)
+        return (record.attempts if record is not None else 0) + 1
+
+    def _started(self, tasks: Sequence[Task], attempts: int) -> None:
+        if self.journal is not None:
+            self.journal.record_many([t.op for t in tasks], "started", attempts=attempts)
+
+    def _finish(
+        self,
+        tasks: Sequence[Task],
+        outcome: str,
+        *,
+        code: int | None,
+        message: str,
+        attempts: int,
+        elapsed_ms: float | None,
+        id: int | None = None,
+    ) -> list[OpOutcome]:
+        if self.journal is not None:
+            event: Event = "done" if outcome == DONE else "failed"
+            self.journal.record_many(
+                [t.op for t in tasks],
+                event,
+                code=code,
+                message=message,
+                attempts=attempts,
+                elapsed_ms=elapsed_ms,
+                id=id,
+            )
+        return [
+            OpOutcome(
+                action=t.action,
+                key=t.key,
+                row=t.row,
+                id=id if id is not None else t.id,
+                outcome=outcome,
+                code=code,
+                message=_join(t.note, message),
+                attempts=attempts,
+                elapsed_ms=elapsed_ms,
+            )
+            for t in tasks
+        ]
+
+    def _send_one(self, task: Task) -> list[OpOutcome]:
+        attempts = self._attempt_number(task)
+        self._started([task], attempts)
+        started = time.monotonic()
+        body = {**(task.body or {}), "SerialNumber": self.serial}
+        try:
+            if task.action == "create":
+                new_id = self.client.listings.create(body)
+                elapsed = (time.monotonic() - started) * 1000
+                return self._finish(
+                    [task],
+                    DONE,
+                    code=200,
+                    message="",
+                    attempts=attempts,
+                    elapsed_ms=elapsed,
+                    id=new_id,
+                )
+            count = self.client.listings.update(body, key=task.key, key_type=task.key_type)
+        except Exception as error:  # one failing listing never stops the others
+            elapsed = (time.monotonic() - started) * 1000
+            code, message = _describe(error)
+            return self._finish(
+                [task], FAILED, code=code, message=message, attempts=attempts, elapsed_ms=elapsed
+            )
+        elapsed = (time.monotonic() - started) * 1000
+        if count == 0:
+            message = f"no listing with {task.key_type} {task.key} on the service: nothing updated"
+            return self._finish(
+                [task], FAILED, code=200, message=message, attempts=attempts, elapsed_ms=elapsed
+            )
+        return self._finish(
+            [task], DONE, code=200, message="", attempts=attempts, elapsed_ms=elapsed
+        )
+
+    def _send_deletes(self, chunk: Sequence[Task]) -> list[OpOutcome]:
+        attempts = max(self._attempt_number(t) for t in chunk)
+        self._started(chunk, attempts)
+        started = time.monotonic()
+        try:
+            count = self.client.listings.delete(
+                self.serial, [t.key for t in chunk], key_type=chunk[0].key_type
+            )
+        except Exception as error:  # one failing request never stops the others
+            elapsed = (time.monotonic() - started) * 1000
+            code, message = _describe(error)
+            return self._finish(
+                chunk, FAILED, code=code, message=message, attempts=attempts, elapsed_ms=elapsed
+            )
+        elapsed = (time.monotonic() - started) * 1000
+        message = ""
+        if count < len(chunk):
+            # The service ignores unknown keys, so it cannot say which ones were not there.
+            message = (
+                f"the service reported {count} of the {len(chunk)} listings of this request "
+                "deleted (keys it does not know are ignored)"
+            )
+        return self._finish(
+            chunk, DONE, code=200, message=message, attempts=attempts, elapsed_ms=elapsed
+        )
+
+    def run(self, tasks: Sequence[Task]) -> None:
+        """Creates, then updates, then deletes; each phase waits for the one before."""
+        creates = [t for t in tasks if t.action == "create"]
+        updates = [t for t in tasks if t.action == "update"]
+        deletes = [t for t in tasks if t.action == "delete"]
+        chunks = list(_delete_chunks(deletes, self.delete_chunk))
+        with ThreadPoolExecutor(
+            max_workers=self.concurrency, thread_name_prefix="estatebot-apply"
+        ) as pool:
+            try:
+                for phase in (
+                    [partial(self._send_one, t) for t in creates],
+                    [partial(self._send_one, t) for t in updates],
+                    [partial(self._send_deletes, chunk) for chunk in chunks],
+                ):
+                    self._run_phase(pool, phase)
+            except BaseException:
+                # Interrupted (Ctrl-C): send nothing more. Requests in flight finish; the
+                # journal shows them as started, and a resumed run sorts them out.
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+    def _run_phase(
+        self, pool: ThreadPoolExecutor, jobs: Sequence[Callable[[], list[OpOutcome]]]
+    ) -> None:
+        # Submit at most a few jobs ahead of the workers, so an interruption leaves little
+        # queued and memory stays flat for large plans.
+        pending: set[Future[list[OpOutcome]]] = set()
+        queue = iter(jobs)
+        limit = self.concurrency * 2
+        while True:
+            for job in queue:
+                pending.add(pool.submit(job))
+                if len(pending) >= limit:
+                    break
+            if not pending:
+                return
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                results = future.result()
+                for outcome in results:
+                    self.outcomes[op_id(outcome.action, outcome.key or "")] = outcome
+                self.tick(len(results))
+
+
+def _delete_chunks(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:
+    by_type: dict[str, list[Task]] = {}
+    for task in tasks:
+        by_type.setdefault(task.key_type, []).append(task)
+    for group in by_type.values():
+        for start in range(0, len(group), size):
+            yield group[start : start + size]
+
+
+def _describe(error: Exception) -> tuple[int | None, str]:
+    """The server's Code and Message of a failure, or our words for a transport error."""
+    if isinstance(error, APIError):
+        code = error.code if error.code is not None else error.status_code
+        return code, error.message or str(error)
+    return None, str(error) or type(error).__name__
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def check_options(concurrency: int, delete_chunk: int) -> None:
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if delete_chunk < 1:
+        raise ValueError(f"delete_chunk must be at least 1, got {delete_chunk}")

@@ -1,0 +1,156 @@
+"""The stale check: before anything is written, is each target still as it was planned?
+
+Every update and delete target must still hash to the ``before_hash`` it was planned against,
+and no create's key may exist yet. An operation that was started but never confirmed (read from
+the journal) counts as done when the fresh pull already shows its effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from estatebot.api.errors import PlanError
+from estatebot.api.models import LIST_RECORD_FIELDS
+from estatebot.listings import schema
+from estatebot.listings.sync.compare import canonical_value, key_values
+from estatebot.listings.sync.hashing import frame_hashes
+from estatebot.listings.sync.journal import OpRecord
+from estatebot.listings.sync.runner import Task
+
+if TYPE_CHECKING:
+    pass
+
+
+#: Listing fields that RealEstateList returns, so a pulled listing can show an update's effect.
+#: (``AreaUnit`` and ``Location`` are write-only: List never returns them.)
+ROUND_TRIP_FIELDS: tuple[str, ...] = tuple(
+    c
+    for c in schema.COLUMNS
+    if c != "ID" and (c in LIST_RECORD_FIELDS or c.upper() in LIST_RECORD_FIELDS)
+)
+SHOWN_STALE = 20
+
+
+# --------------------------------------------------------------------------- the remote state
+
+
+class Remote:
+    """The fresh pull: listings by key, their hashes, and their values as dicts."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame.reset_index(drop=True)
+        self._hashes: list[str] | None = None
+        self._index: dict[str, dict[str, list[int]]] = {}
+
+    @property
+    def hashes(self) -> list[str]:
+        if self._hashes is None:
+            self._hashes = frame_hashes(self.frame) if len(self.frame) else []
+        return self._hashes
+
+    def positions(self, key_type: str, key: str) -> list[int]:
+        index = self._index.get(key_type)
+        if index is None:
+            index = {}
+            column = schema.KEY_COLUMNS[key_type]
+            for position, value in enumerate(key_values(self.frame[column])):
+                if value is not None:
+                    index.setdefault(value, []).append(position)
+            self._index[key_type] = index
+        return index.get(key.strip(), [])
+
+    def row(self, position: int) -> dict[str, Any]:
+        return {column: self.frame[column].iat[position] for column in schema.COLUMNS}
+
+    def id_at(self, position: int) -> int | None:
+        value: Any = self.frame["ID"].iat[position]
+        return None if value is pd.NA or value is None else int(value)
+
+
+def shows_body(body: Mapping[str, Any] | None, row: Mapping[str, Any]) -> bool:
+    """Whether a pulled listing holds the values of an update body (fields List returns)."""
+    if body is None:
+        return False
+    return all(
+        canonical_value(c, body.get(c)) == canonical_value(c, row.get(c)) for c in ROUND_TRIP_FIELDS
+    )
+
+
+def _uncertain(record: OpRecord | None) -> bool:
+    """An operation that may have reached the service without us hearing that it did."""
+    if record is None:
+        return False
+    if record.unconfirmed:
+        return True
+    if record.last != "failed":
+        return False
+    # A rejection (4xx) is definite; a 5xx, a throttle or a transport error may hide a write.
+    return record.code is None or record.code >= 500 or record.code in (408, 429)
+
+
+@dataclass
+class Checked:
+    """The stale check's verdict for the operations still to do."""
+
+    send: list[Task] = field(default_factory=list)
+    applied: list[tuple[Task, int | None]] = field(default_factory=list)  # found done remotely
+    stale: list[tuple[Task, str]] = field(default_factory=list)
+    backup_positions: list[int] = field(default_factory=list)
+
+
+def check_targets(
+    tasks: Iterable[Task], remote: Remote, records: Mapping[str, OpRecord]
+) -> Checked:
+    out = Checked()
+    for task in tasks:
+        found = remote.positions(task.key_type, task.key)
+        uncertain = _uncertain(records.get(task.op))
+        if task.action == "create":
+            if not found:
+                out.send.append(task)
+            elif uncertain:
+                out.applied.append((task, remote.id_at(found[0])))
+            else:
+                out.stale.append((task, "already exists on the service"))
+                out.send.append(task)  # only sent when forced
+            continue
+        if not found:
+            if task.action == "delete" and uncertain:
+                out.applied.append((task, task.id))
+            else:
+                out.stale.append((task, "no longer on the service"))
+                out.send.append(task)  # only sent when forced
+            continue
+        if len(found) > 1:
+            out.stale.append((task, f"now on the service {len(found)} times"))
+            out.send.append(task)
+            out.backup_positions.extend(found)
+            continue
+        position = found[0]
+        if remote.hashes[position] == task.before_hash:
+            out.send.append(task)
+            out.backup_positions.append(position)
+        elif uncertain and task.action == "update" and shows_body(task.body, remote.row(position)):
+            out.applied.append((task, remote.id_at(position)))
+        else:
+            out.stale.append((task, "changed since the plan was made"))
+            out.send.append(task)
+            out.backup_positions.append(position)
+    return out
+
+
+def stale_error(stale: Sequence[tuple[Task, str]]) -> PlanError:
+    shown = [f"{task.action} {task.key} ({why})" for task, why in stale[:SHOWN_STALE]]
+    more = f"; and {len(stale) - SHOWN_STALE} more" if len(stale) > SHOWN_STALE else ""
+    first = stale[0][0]
+    return PlanError(
+        f"the plan is stale: {len(stale)} of its listings changed on the service since it was "
+        f"made, nothing was written: {'; '.join(shown)}{more}. Make a new plan from a fresh "
+        "pull, or pass force=True to apply it anyway",
+        row=first.row,
+        value=first.key,
+    )
