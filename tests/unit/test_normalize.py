@@ -12,6 +12,7 @@ import pytest
 from estatebot.api.models import LIST_RECORD_FIELDS
 from estatebot.listings import schema
 from estatebot.listings.remote import normalize
+from estatebot.listings.remote import records as record_reading
 from estatebot.listings.remote.normalize import (
     PROBLEM_COLUMNS,
     NormalizeResult,
@@ -304,14 +305,14 @@ def test_records_with_different_fields_and_a_generator() -> None:
 
 
 def test_a_field_that_is_text_in_some_blocks_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(normalize, "_BLOCK_ROWS", 2)
+    monkeypatch.setattr(record_reading, "_BLOCK_ROWS", 2)
     rows = [record(LATITUDE="1.5"), record(LATITUDE="2.5"), record(LATITUDE=3.5), record()]
     frame = clean(rows).frame
     assert frame["Latitude"].tolist() == [1.5, 2.5, 3.5, 30.2672]
 
 
 def test_many_records_across_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(normalize, "_BLOCK_ROWS", 3)
+    monkeypatch.setattr(record_reading, "_BLOCK_ROWS", 3)
     rows = [record(ID=i, Bedrooms=str(i % 5), MLSNumber=f"M{i}") for i in range(10)]
     frame = clean(rows).frame
     assert frame["ID"].tolist() == list(range(10))
@@ -357,7 +358,7 @@ def read_each_way(records: list[dict[str, Any]]) -> tuple[NormalizeResult, Norma
     """``records`` read by the struct pass, and by the row-block pass it falls back to."""
     fast = quiet(records)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(normalize, "_columns_by_struct", lambda *args: None)
+        patch.setattr(record_reading, "_columns_by_struct", lambda *args: None)
         blocks = quiet(records)
     return fast, blocks
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estatebot.listings.remote import parsers
+from estatebot.listings.remote import arrow
 from estatebot.listings.remote.parsers import (
     parse_enum,
     parse_extensions,
@@ -32,7 +32,7 @@ def raw(*values: Any) -> pd.Series:
 def storage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with the direct pyarrow text conversion and with pandas' own."""
     if request.param == "pandas":
-        monkeypatch.setattr(parsers, "_pyarrow", None)
+        monkeypatch.setattr(arrow, "_pyarrow", None)
     return str(request.param)
 
 
@@ -383,7 +383,7 @@ def test_number_text_reads_alike_with_and_without_pyarrow(
 ) -> None:
     with_arrow = parse_numbers(raw(*values), integer=integer)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(parsers, "_pyarrow", None)
+        patch.setattr(arrow, "_pyarrow", None)
         without = parse_numbers(raw(*values), integer=integer)
     pd.testing.assert_series_equal(with_arrow.values, without.values)
     pd.testing.assert_series_equal(with_arrow.problems, without.problems)
@@ -403,7 +403,7 @@ IMAGE_FORMS = [
 def test_images_read_alike_with_and_without_pyarrow(values: list[str | None]) -> None:
     with_arrow = parse_images(pd.Series(values, dtype="string"))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(parsers, "_pyarrow", None)
+        patch.setattr(arrow, "_pyarrow", None)
         without = parse_images(raw(*values))
     assert with_arrow.values.tolist() == without.values.tolist()
     pd.testing.assert_series_equal(with_arrow.problems, without.problems)
