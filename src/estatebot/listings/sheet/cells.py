@@ -33,8 +33,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from estatebot.listings.sheet.headers import Kind
 from estatebot.listings.sheet.rules import BOOLEANS, normalize_value
+from estatebot.listings.sheet.sources import Kind
 
 #: Cell texts that mean "no value" (compared after trimming, case-insensitively).
 BLANK_TOKENS: frozenset[str] = frozenset({"", "#N/A", "N/A", "-"})
@@ -51,6 +51,7 @@ _MONEY = r"[$€£¥,\s]|^USD|^US\$"
 
 Severity = Literal["error", "warning"]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+IntArray = np.ndarray[Any, np.dtype[np.int64]]
 ObjectArray = np.ndarray[Any, np.dtype[np.object_]]
 
 # Cell kinds, by Python type.

@@ -1,0 +1,168 @@
+"""The typed sources of a sheet (:class:`Inputs`), the reading choices (:class:`Options`), the
+derived fields (:class:`Fields`), and the column helpers the field rules share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from estatebot.listings.sheet import rules
+from estatebot.listings.sheet.cells import (
+    BoolArray,
+    Column,
+    IntArray,
+    value_text,
+)
+from estatebot.listings.sheet.issues import Issues
+from estatebot.listings.sheet.sources import SOURCES
+
+STRING = pd.StringDtype("pyarrow")
+
+
+@dataclass
+class Inputs:
+    """The typed sources of a sheet, with the prepared columns they came from."""
+
+    n: int
+    values: dict[str, pd.Series] = field(default_factory=dict)
+    columns: dict[str, list[tuple[str, Column]]] = field(default_factory=dict)
+    #: Per listing field, the rows where a cell feeding it had an error.
+    bad: dict[str, BoolArray] = field(default_factory=dict)
+
+    def mark_bad(self, field_name: str | None, mask: BoolArray) -> None:
+        """Remember that a cell feeding ``field_name`` was rejected at ``mask``."""
+        if field_name is not None:
+            self.bad[field_name] = self.bad.get(field_name, np.zeros(self.n, dtype=bool)) | mask
+
+    def get(self, source: str) -> pd.Series | None:
+        """The typed values of ``source``, or None when no header feeds it."""
+        return self.values.get(source)
+
+    def header(self, *sources: str) -> str | None:
+        """The header feeding the first of ``sources`` the sheet has."""
+        for source in sources:
+            if source in self.columns:
+                return self.columns[source][0][0]
+        return None
+
+    def texts(self, source: str, positions: IntArray) -> list[str | None]:
+        """The cell texts of ``source`` at ``positions``, for issue reports."""
+        if source not in self.columns:
+            return [None] * len(positions)
+        raw = self.columns[source][0][1].raw
+        return [None if raw[p] is None else value_text(raw[p]) for p in positions]
+
+    def cleared(self, *sources: str) -> BoolArray:
+        """Where the clear token appeared in any column feeding ``sources``."""
+        mask = np.zeros(self.n, dtype=bool)
+        for source in sources:
+            for _, column in self.columns.get(source, []):
+                mask |= column.cleared
+        return mask
+
+
+@dataclass(frozen=True)
+class Options:
+    """The reading choices that shape the rules."""
+
+    defaults: Mapping[str, Any]
+    status_table: Mapping[str, rules.StatusRule]
+    decimal_baths: bool = False
+    lot_unit: float | None = None  # square feet per unit of a unitless lot column
+
+
+@dataclass
+class Fields:
+    """The listing fields of every row, before row filtering."""
+
+    values: dict[str, pd.Series]
+    cleared: dict[str, BoolArray]
+    unpublished: BoolArray
+    #: RESO status name to keep in ExtensionColumn, or None.
+    status_kept: list[str | None]
+    #: Where a cell problem already explains an empty field (no second "required" message).
+    bad: dict[str, BoolArray]
+    #: The status text as written (or its default), for the rows left unpublished.
+    status_text: pd.Series
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def na(n: int, dtype: Any) -> pd.Series:
+    series: pd.Series = pd.Series(pd.NA, index=pd.RangeIndex(n), dtype=dtype)
+    return series
+
+
+def present_mask(series: pd.Series | None, n: int) -> BoolArray:
+    if series is None:
+        return np.zeros(n, dtype=bool)
+    return np.asarray(series.notna().to_numpy(dtype=bool))
+
+
+def floats(series: pd.Series | None, n: int) -> np.ndarray[Any, np.dtype[np.float64]]:
+    if series is None:
+        return np.full(n, np.nan)
+    return np.asarray(series.to_numpy(dtype=float, na_value=np.nan), dtype=float)
+
+
+def normalized(text: pd.Series) -> pd.Series:
+    """Text reduced for table lookup (see :func:`sheet_rules.normalize_value`)."""
+    return text.str.normalize("NFKC").str.lower().str.replace(r"[^0-9a-z]+", "", regex=True)
+
+
+def lookup(text: pd.Series, table: Mapping[str, Any]) -> tuple[list[Any], BoolArray]:
+    """Each text's entry in ``table`` (by normalized spelling) and where a text is unknown."""
+    present = text.notna().to_numpy(dtype=bool)
+    codes, uniques = pd.factorize(normalized(text))
+    found = [table.get(u) for u in uniques]
+    mapped = [found[c] if c >= 0 else None for c in codes]
+    unknown = present & np.array([m is None for m in mapped], dtype=bool)
+    return mapped, unknown
+
+
+def choose(
+    inputs: Inputs,
+    issues: Issues,
+    source: str,
+    table: Mapping[str, Any],
+    *,
+    what: str,
+    default: Any = None,
+) -> tuple[list[Any], BoolArray]:
+    """Look a text source up in ``table``; unknown values are row errors."""
+    n = inputs.n
+    text = inputs.get(source)
+    if text is None:
+        return [default] * n, np.zeros(n, dtype=bool)
+    mapped, unknown = lookup(text, table)
+    issues.add_cells(
+        inputs,
+        source,
+        unknown,
+        field=SOURCES[source].field,
+        message=f"is not a known {what}",
+    )
+    return [default if m is None else m for m in mapped], unknown
+
+
+def typed_series(values: Sequence[Any], dtype: Any) -> pd.Series:
+    return pd.Series(pd.array(list(values), dtype=dtype))
+
+
+def coalesce(n: int, dtype: Any, *sources: pd.Series | None) -> pd.Series:
+    out = na(n, dtype)
+    for series in sources:
+        if series is not None:
+            out = out.fillna(series.astype(dtype))
+    return out
+
+
+def text_of(inputs: Inputs, source: str) -> pd.Series:
+    series = inputs.get(source)
+    return series if series is not None else na(inputs.n, "string")
