@@ -14,7 +14,6 @@ from tqdm.auto import tqdm
 
 from estatebot.api.errors import NotFoundError, RateLimitError, SheetError
 from estatebot.api.models import Answer
-from estatebot.chat import testing
 from estatebot.chat.expectations import (
     ChatCase,
     Observed,
@@ -23,6 +22,7 @@ from estatebot.chat.expectations import (
     parse_bool,
     split_values,
 )
+from estatebot.chat.harness import running
 from estatebot.chat.testing import (
     ChatTestResults,
     compare_chat_runs,
@@ -334,7 +334,7 @@ def test_progress_bar_counts_every_case(monkeypatch: pytest.MonkeyPatch) -> None
         bars.append(tqdm(total=total, desc=desc, file=io.StringIO()))
         return bars[-1]
 
-    monkeypatch.setattr(testing, "progress_bar", recording_bar)
+    monkeypatch.setattr(running, "progress_bar", recording_bar)
     cases = [{"question": str(i), "conversation": "c" if i % 2 else None} for i in range(5)]
     run_chat_tests(FakeClient(), "s", cases, concurrency=3)
     (bar,) = bars

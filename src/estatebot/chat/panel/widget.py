@@ -17,7 +17,9 @@ How the work is done:
   seconds (:mod:`estatebot.chat.coalesce`): the first fragment at once, later ones at the end of
   the interval, and the final text always.
 
-The transcript's data lives in :mod:`estatebot.chat.turns` and its HTML is made by
+This module holds the widget: its layout, its public API, the transcript and the status line.
+The background work (the jobs, the send loops) is in :mod:`estatebot.chat.panel.jobs`, the
+transcript's data in :mod:`estatebot.chat.turns`, and its HTML is made by
 :mod:`estatebot.chat.render` (answers as safe Markdown). Error texts pass through the API
 layer's redaction, so no credential is ever shown.
 """
@@ -27,11 +29,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
@@ -40,8 +40,7 @@ from pydantic import ValidationError
 from estatebot.api import models
 from estatebot.api._redact import redact
 from estatebot.api.client import AsyncClient, Client
-from estatebot.api.errors import EstatebotError, RateLimitError, RequestValidationError
-from estatebot.chat.coalesce import Coalescer, Schedule, thread_timer
+from estatebot.chat.panel.jobs import Job, JobRunner, LoopThread
 from estatebot.chat.render import status_html, title_html, turn_html
 from estatebot.chat.turns import HISTORY_COLUMNS, Turn, history_frame, parse_file_ids
 
@@ -50,42 +49,7 @@ __all__ = ["HISTORY_COLUMNS", "ChatPanel", "Turn"]
 ASK_TYPES: tuple[str, ...] = tuple(kind.value for kind in models.ChatAskType)
 
 
-# --------------------------------------------------------------------------- jobs
-
-
-@dataclass(eq=False)
-class _Job:
-    """One piece of background work: an answer to fetch or a session to start."""
-
-    kind: Literal["ask", "session"]
-    turn: Turn
-    view: Any  # the turn's widgets.HTML
-    question: Turn | None = None
-    content: str = ""
-    ask_type: models.ChatAskType | None = None
-    file_ids: list[int] | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
-    future: concurrent.futures.Future[Turn] = field(default_factory=concurrent.futures.Future)
-    started: float = 0.0
-    task: asyncio.Task[None] | None = None
-    loop: asyncio.AbstractEventLoop | None = None
-
-
-class _LoopThread:
-    """A private event loop on a daemon thread, for an AsyncClient used with no loop running."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self.loop.run_forever, name="estatebot-chat-loop", daemon=True
-        )
-        self._thread.start()
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=5)
-        if not self._thread.is_alive():
-            self.loop.close()
+# --------------------------------------------------------------------------- helpers
 
 
 def _done_future(turn: Turn) -> concurrent.futures.Future[Turn]:
@@ -101,17 +65,12 @@ def _descendants(box: Any) -> list[Any]:
     return found
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 # --------------------------------------------------------------------------- the panel
 
 
-class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type information
+# JobRunner before VBox: its methods (stop, wait, the job steps) must win over any name the widget
+# classes define, as they did when they were written in this class.
+class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """A chat with one chatbot in a notebook: transcript, input, Send/Stop, new session, status.
 
     Args:
@@ -192,13 +151,13 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         self._lock = threading.RLock()
         self._turns: list[Turn] = []
         self._views: list[Any] = []
-        self._jobs: list[_Job] = []
+        self._jobs: list[Job] = []
         self._session_id: int | None = None
         self._last_answer: Turn | None = None
         self._total_tokens = 0
         self._retry_at: datetime | None = None
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        self._loop_thread: _LoopThread | None = None
+        self._loop_thread: LoopThread | None = None
         self._last_task: asyncio.Task[None] | None = None
 
         self.send_button.on_click(lambda _button: self.submit())
@@ -310,38 +269,9 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         """Start a new chat session (after what is already queued) and mark it in the transcript."""
         turn, view = self._add_turn(Turn(role="session", text="Starting a new session…"))
         turn.state = "waiting"
-        job = _Job("session", turn, view)
+        job = Job("session", turn, view)
         self._schedule(job)
         return job.future
-
-    def stop(self) -> None:
-        """Stop every answer on its way; what has arrived stays, marked stopped."""
-        with self._lock:
-            jobs = [job for job in self._jobs if job.kind == "ask"]
-        for job in jobs:
-            job.stop.set()
-            if job.task is not None and job.loop is not None and not job.loop.is_closed():
-                job.loop.call_soon_threadsafe(job.task.cancel)
-
-    async def wait(self) -> Turn | None:
-        """Wait until nothing is on its way; returns :attr:`last_answer`.
-
-        Bound the wait with ``asyncio.timeout`` if needed.
-        """
-        while pending := self._pending_futures():
-            await asyncio.gather(*(asyncio.wrap_future(f) for f in pending))
-        return self._last_answer
-
-    def wait_sync(self, timeout: float | None = None) -> Turn | None:
-        """:meth:`wait`, blocking."""
-        self._check_may_block("wait_sync", "await panel.wait()")
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while pending := self._pending_futures():
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            _, not_done = concurrent.futures.wait(pending, timeout=left)
-            if not_done:
-                raise TimeoutError("the chat panel is still busy")
-        return self._last_answer
 
     def clear(self) -> None:
         """Stop what is on its way and empty the transcript, history and token total.
@@ -372,17 +302,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
             child.close()
         super().close()
 
-    # ------------------------------------------------------------------ starting work
-
-    def _check_may_block(self, name: str, instead: str) -> None:
-        # With an AsyncClient the answer runs on the running loop: blocking that loop's thread
-        # would wait forever for a task that can never run.
-        if self._is_async and _running_loop() is not None:
-            raise RuntimeError(f"{name} would block the event loop the answer needs; use {instead}")
-
-    def _pending_futures(self) -> list[concurrent.futures.Future[Turn]]:
-        with self._lock:
-            return [job.future for job in self._jobs]
+    # ------------------------------------------------------------------ taking a question
 
     def _on_input_msg(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
         if content.get("event") == "submit":
@@ -418,235 +338,11 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
             )
         )
         turn, view = self._add_turn(Turn(role="bot", state="waiting"))
-        job = _Job(
+        job = Job(
             "ask", turn, view, question=question, content=content, ask_type=kind, file_ids=files
         )
         self._schedule(job)
         return job.future
-
-    def _schedule(self, job: _Job) -> None:
-        with self._lock:
-            self._jobs.append(job)
-        self._refresh()
-        if not self._is_async:
-            if self._executor is None:
-                self._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=1, thread_name_prefix="estatebot-chat"
-                )
-            self._executor.submit(self._run_sync, job)
-            return
-        loop = _running_loop()
-        if loop is not None:
-            self._spawn(loop, job)
-        else:
-            if self._loop_thread is None:
-                self._loop_thread = _LoopThread()
-            own = self._loop_thread.loop
-            own.call_soon_threadsafe(self._spawn, own, job)
-
-    def _spawn(self, loop: asyncio.AbstractEventLoop, job: _Job) -> None:
-        previous = self._last_task
-        job.loop = loop
-        job.task = loop.create_task(self._run_async(job, previous))
-        self._last_task = job.task
-
-    # ------------------------------------------------------------------ the two send loops
-
-    def _run_sync(self, job: _Job) -> None:
-        try:
-            if job.kind == "session":
-                self._session_started(job, self._sync_client().chat.create_session(self._serial))
-            else:
-                self._ask_sync(job)
-        except Exception as exc:
-            self._fail(job, exc)
-        finally:
-            self._finish(job)
-
-    def _ask_sync(self, job: _Job) -> None:
-        if job.stop.is_set():
-            self._stopped(job, None)
-            return
-        chat = self._sync_client().chat
-        if self._session_id is None:
-            self._set_session(chat.create_session(self._serial))
-        session_id = self._require_session()
-        self._begin(job, session_id)
-        if not self._stream:
-            answer = chat.ask(session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids)
-            self._answered(job, None, answer)
-            return
-        coalescer = self._coalescer(job, thread_timer)
-        with chat.stream(
-            session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids
-        ) as stream:
-            for fragment in stream:
-                if job.stop.is_set():
-                    break  # leaving the with block closes the response
-                self._fragment(job, coalescer, fragment)
-            else:
-                self._answered(job, coalescer, stream.result)
-                return
-        self._stopped(job, coalescer)
-
-    async def _run_async(self, job: _Job, previous: asyncio.Task[None] | None) -> None:
-        coalescer: Coalescer | None = None
-        try:
-            # Jobs run one after another, in the order they were made.
-            if (
-                previous is not None
-                and not previous.done()
-                and previous.get_loop() is asyncio.get_running_loop()
-            ):
-                await asyncio.wait({previous})
-            chat = self._async_client().chat
-            if job.kind == "session":
-                self._session_started(job, await chat.create_session(self._serial))
-                return
-            if job.stop.is_set():
-                self._stopped(job, None)
-                return
-            if self._session_id is None:
-                self._set_session(await chat.create_session(self._serial))
-            session_id = self._require_session()
-            self._begin(job, session_id)
-            if not self._stream:
-                answer = await chat.ask(
-                    session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids
-                )
-                self._answered(job, None, answer)
-                return
-            loop = asyncio.get_running_loop()
-            coalescer = self._coalescer(job, loop.call_later)
-            async with chat.stream(
-                session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids
-            ) as stream:
-                async for fragment in stream:
-                    if job.stop.is_set():
-                        break
-                    self._fragment(job, coalescer, fragment)
-                else:
-                    self._answered(job, coalescer, stream.result)
-                    return
-            self._stopped(job, coalescer)
-        except asyncio.CancelledError:
-            self._stopped(job, coalescer)
-            if not job.stop.is_set():
-                raise  # cancelled by someone else (loop shutting down): let it propagate
-        except Exception as exc:
-            self._fail(job, exc)
-        finally:
-            self._finish(job)
-
-    def _sync_client(self) -> Client:
-        assert isinstance(self._client, Client)
-        return self._client
-
-    def _async_client(self) -> AsyncClient:
-        assert isinstance(self._client, AsyncClient)
-        return self._client
-
-    # ------------------------------------------------------------------ job steps (shared)
-
-    def _set_session(self, session_id: int) -> None:
-        self._session_id = session_id
-        self._refresh()
-
-    def _require_session(self) -> int:
-        if self._session_id is None:  # only if another thread cleared it: say so plainly
-            raise EstatebotError("no chat session")
-        return self._session_id
-
-    def _session_started(self, job: _Job, session_id: int) -> None:
-        job.turn.session_id = session_id
-        job.turn.text = f"New session {session_id}"
-        job.turn.state = "done"
-        self._show(job)
-        self._set_session(session_id)
-
-    def _begin(self, job: _Job, session_id: int) -> None:
-        job.turn.session_id = session_id
-        if job.question is not None:
-            job.question.session_id = session_id
-        job.started = time.perf_counter()
-
-    def _coalescer(self, job: _Job, schedule: Schedule) -> Coalescer:
-        return Coalescer(lambda text: self._show(job, text), self._interval, schedule)
-
-    def _fragment(self, job: _Job, coalescer: Coalescer, fragment: str) -> None:
-        job.turn.text += fragment
-        job.turn.state = "streaming"
-        coalescer.push(job.turn.text)
-
-    def _answered(
-        self,
-        job: _Job,
-        coalescer: Coalescer | None,
-        result: models.StreamResult | models.Answer,
-    ) -> None:
-        turn = job.turn
-        if coalescer is not None:
-            coalescer.close()
-        turn.latency_ms = self._elapsed_ms(job)
-        if isinstance(result, models.Answer):
-            turn.text = result.content
-            turn.answer_id = result.message_id
-            turn.tokens = result.total_tokens
-            turn.no_answer = result.no_answer
-        else:
-            # The final object's Answer is the whole text; the fragments are the fallback.
-            turn.text = result.answer or turn.text
-            turn.question_id = result.question_id
-            turn.answer_id = result.answer_id
-            if job.question is not None:
-                job.question.question_id = result.question_id
-            turn.tokens = result.total_tokens
-            turn.no_answer = result.no_answer
-            turn.complete = result.complete
-        turn.state = "done"
-        self._show(job)
-        with self._lock:
-            self._last_answer = turn
-            self._total_tokens += turn.tokens or 0
-
-    def _stopped(self, job: _Job, coalescer: Coalescer | None) -> None:
-        if coalescer is not None:
-            coalescer.close()
-        if job.started:
-            job.turn.latency_ms = self._elapsed_ms(job)
-        job.turn.state = "stopped"
-        self._show(job)
-
-    def _fail(self, job: _Job, exc: Exception) -> None:
-        turn = job.turn
-        turn.state = "failed"
-        if isinstance(exc, RateLimitError):
-            turn.error = redact(exc.message or "Too many messages; try again later.")
-            if exc.retry_after is not None:
-                turn.retry_at = datetime.now() + timedelta(seconds=exc.retry_after)
-                with self._lock:
-                    self._retry_at = turn.retry_at
-        elif isinstance(exc, RequestValidationError):
-            turn.error = redact("; ".join(f"{p.field}: {p.message}" for p in exc.problems))
-        elif isinstance(exc, EstatebotError):
-            turn.error = redact(str(exc))
-        else:
-            # Never a traceback in the transcript: the kind of failure and its message.
-            turn.error = redact(f"{type(exc).__name__}: {exc}")
-        if job.started:
-            turn.latency_ms = self._elapsed_ms(job)
-        self._show(job)
-
-    def _finish(self, job: _Job) -> None:
-        with self._lock:
-            if job in self._jobs:
-                self._jobs.remove(job)
-        self._refresh()
-        job.future.set_result(job.turn)
-
-    @staticmethod
-    def _elapsed_ms(job: _Job) -> float:
-        return round((time.perf_counter() - job.started) * 1000, 1)
 
     # ------------------------------------------------------------------ transcript
 
@@ -667,9 +363,6 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         turn = Turn(role="notice", text="\n".join(lines), error=redact("; ".join(lines)))
         self._add_turn(turn)
         return turn
-
-    def _show(self, job: _Job, text: str | None = None) -> None:
-        job.view.value = turn_html(job.turn, text)
 
     # ------------------------------------------------------------------ controls and status
 

@@ -1,0 +1,292 @@
+"""The results of a chat test run: one typed row per case, and :class:`ChatTestResults` over them.
+
+:func:`results_frame` turns what happened to each case (:class:`CaseRun`) and the verdict on its
+answer into the results frame; :class:`ChatTestResults` holds that frame, sums it up, writes it to
+a workbook and reads it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any
+
+import pandas as pd
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import get_column_letter
+
+from estatebot.api.models import Answer
+from estatebot.chat.harness.cases import EXPECTATIONS, ChatCase
+from estatebot.chat.harness.cells import parse_bool
+from estatebot.chat.harness.checks import Observed, judge
+
+__all__ = ["RESULT_COLUMNS", "CaseRun", "ChatTestResults", "main_exit_code", "results_frame"]
+
+#: Result columns before the ``<expectation>_pass`` columns, with their dtypes.
+_HEAD_DTYPES: dict[str, str] = {
+    "case": "string",
+    "conversation": "string",
+    "question": "string",
+    "answer": "string",
+    "no_answer": "boolean",
+    "tokens": "Int64",
+    "latency_ms": "Float64",
+    "session_id": "Int64",
+    "message_id": "Int64",
+    "attempts": "Int64",
+    "error": "string",
+}
+#: Result columns after the ``_pass`` columns.
+_TAIL_DTYPES: dict[str, str] = {"why": "string", "passed": "boolean"}
+
+#: Every column a results frame can have, in order (``_pass`` columns only for expectations used).
+RESULT_COLUMNS: tuple[str, ...] = (
+    *_HEAD_DTYPES,
+    *(f"{e}_pass" for e in EXPECTATIONS),
+    *_TAIL_DTYPES,
+)
+
+_RESULTS_SHEET = "results"
+_SUMMARY_SHEET = "summary"
+_FAILED_FILL = PatternFill(start_color="FFF4CCCC", end_color="FFF4CCCC", fill_type="solid")
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """What happened to one case: the answer's figures, or an error."""
+
+    attempts: int = 0
+    session_id: int | None = None
+    answer: Answer | None = None
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+def results_frame(cases: Sequence[ChatCase], runs: Sequence[CaseRun]) -> pd.DataFrame:
+    """The typed results frame: one row per case, in order, with each case's verdict."""
+    used = [e for e in EXPECTATIONS if any(e in case.expectations() for case in cases)]
+    rows = [_row(case, run, used) for case, run in zip(cases, runs, strict=True)]
+    return _typed(pd.DataFrame(rows, columns=_columns(used)))
+
+
+def _row(case: ChatCase, run: CaseRun, used: Sequence[str]) -> dict[str, Any]:
+    answer = run.answer
+    row: dict[str, Any] = {
+        "case": case.name,
+        "conversation": case.conversation,
+        "question": case.question,
+        "answer": answer.content if answer else None,
+        "no_answer": answer.no_answer if answer else None,
+        "tokens": answer.total_tokens if answer else None,
+        "latency_ms": run.latency_ms,
+        "session_id": run.session_id,
+        "message_id": answer.message_id if answer else None,
+        "attempts": run.attempts,
+        "error": run.error,
+    }
+    checks: dict[str, bool] = {}
+    why = ""
+    if answer is not None and run.latency_ms is not None:
+        observed = Observed(answer.content, answer.no_answer, answer.total_tokens, run.latency_ms)
+        verdict = judge(case, observed)
+        checks, why = verdict.checks, "; ".join(verdict.failures)
+    for expectation in used:
+        row[f"{expectation}_pass"] = checks.get(expectation)
+    row["why"] = why
+    row["passed"] = run.error is None and all(checks.values())
+    return row
+
+
+def _columns(used: Sequence[str]) -> list[str]:
+    return [*_HEAD_DTYPES, *(f"{e}_pass" for e in used), *_TAIL_DTYPES]
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every known column in its nullable dtype, in the canonical order."""
+    dtypes = {**_HEAD_DTYPES, **{c: "boolean" for c in frame.columns if c.endswith("_pass")}}
+    dtypes.update(_TAIL_DTYPES)
+    order = [c for c in RESULT_COLUMNS if c in frame.columns]
+    return frame[order].astype({c: dtypes[c] for c in order})
+
+
+# --------------------------------------------------------------------------- results
+
+
+class ChatTestResults:
+    """The outcome of :func:`run_chat_tests`: ``.frame`` has one row per case, in input order.
+
+    Columns: ``case`` (the case's name or id), ``conversation``, ``question``, ``answer``,
+    ``no_answer``, ``tokens``, ``latency_ms``, ``session_id``, ``message_id``, ``attempts``,
+    ``error``, one ``<expectation>_pass`` per expectation type used (NA where a case does not set
+    it or has no answer), ``why`` (each failed expectation) and ``passed`` (no error and every
+    expectation passed).
+    """
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        missing = [c for c in (*_HEAD_DTYPES, *_TAIL_DTYPES) if c not in frame.columns]
+        if missing:
+            raise ValueError(f"not a chat results frame: missing columns {missing}")
+        self._frame = _typed(frame)
+
+    @classmethod
+    def from_excel(cls, path: str | PathLike[str]) -> ChatTestResults:
+        """Results read back from a workbook written by :meth:`to_excel`."""
+        raw = pd.read_excel(
+            path, sheet_name=_RESULTS_SHEET, dtype=str, keep_default_na=False, engine="openpyxl"
+        )
+        return cls(_parse_text_frame(raw))
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The results, one row per case (a copy: changing it leaves these results alone)."""
+        return self._frame.copy()
+
+    @property
+    def passed(self) -> bool:
+        """True when every case passed."""
+        return bool(self._frame["passed"].all())
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """The rows that did not pass (failed expectations or errors)."""
+        return self._frame[~self._frame["passed"]].copy()
+
+    def summary(self) -> dict[str, float | int | None]:
+        """Counts and figures of the run.
+
+        ``cases`` = ``passed`` + ``failed`` + ``errors``: ``failed`` counts cases answered but
+        failing an expectation, ``errors`` cases with no usable answer. ``pass_rate`` is
+        passed / cases. Latency percentiles (ms) and token figures cover answered cases; None when
+        there are none.
+        """
+        frame = self._frame
+        errors = int(frame["error"].notna().sum())
+        passed = int(frame["passed"].sum())
+        cases = len(frame)
+        latency = frame["latency_ms"].dropna().astype("float64")
+        tokens = frame["tokens"].dropna().astype("int64")
+
+        def quantile(q: float) -> float | None:
+            return float(latency.quantile(q)) if len(latency) else None
+
+        return {
+            "cases": cases,
+            "passed": passed,
+            "failed": cases - passed - errors,
+            "errors": errors,
+            "pass_rate": passed / cases if cases else None,
+            "latency_p50_ms": quantile(0.5),
+            "latency_p90_ms": quantile(0.9),
+            "latency_p99_ms": quantile(0.99),
+            "latency_max_ms": float(latency.max()) if len(latency) else None,
+            "tokens_total": int(tokens.sum()),
+            "tokens_mean": float(tokens.mean()) if len(tokens) else None,
+        }
+
+    def to_excel(self, path: str | PathLike[str]) -> None:
+        """Write a ``results`` sheet (failed rows highlighted) and a ``summary`` sheet."""
+        figures = self.summary()
+        summary = pd.DataFrame({"metric": list(figures), "value": list(figures.values())})
+        with pd.ExcelWriter(path, engine="openpyxl") as writer:
+            self._frame.to_excel(writer, sheet_name=_RESULTS_SHEET, index=False)
+            summary.to_excel(writer, sheet_name=_SUMMARY_SHEET, index=False)
+            sheet = writer.sheets[_RESULTS_SHEET]
+            sheet.freeze_panes = "A2"
+            width = len(self._frame.columns)
+            for position, passed in enumerate(self._frame["passed"], start=2):
+                if not passed:
+                    for cell in sheet[position][:width]:
+                        cell.fill = _FAILED_FILL
+            for cell in sheet[1]:
+                cell.font = Font(bold=True)
+            for letter, column in zip(_letters(width), self._frame.columns, strict=True):
+                # Wide enough for the header, and room for answers without filling the screen.
+                sheet.column_dimensions[letter].width = (
+                    60 if column in _WIDE else max(len(column) + 2, 10)
+                )
+            writer.sheets[_SUMMARY_SHEET].column_dimensions["A"].width = 18
+
+    def __len__(self) -> int:
+        return len(self._frame)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Each result row as a dict, in case order."""
+        for record in self._frame.to_dict(orient="records"):
+            yield {str(key): value for key, value in record.items()}
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (
+            f"ChatTestResults(cases={s['cases']}, passed={s['passed']}, "
+            f"failed={s['failed']}, errors={s['errors']})"
+        )
+
+    def _repr_html_(self) -> str:
+        s = self.summary()
+        rate = "n/a" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}"
+        head = (
+            f"<p><b>Chat tests</b>: {s['cases']} cases, {s['passed']} passed, "
+            f"{s['failed']} failed, {s['errors']} errors ({rate})</p>"
+        )
+        shown_summary = {key: _shown(key, value) for key, value in s.items()}
+        table = pd.DataFrame({"value": pd.Series(shown_summary, dtype="string")}).to_html(
+            escape=True
+        )
+        failing = self.failures
+        if failing.empty:
+            return f"<div>{head}{table}</div>"
+        shown = failing[["case", "question", "answer", "error", "why"]].head(_HTML_ROWS)
+        # Blank rather than "<NA>", and long answers cut so the table stays readable.
+        shown = shown.fillna("").assign(answer=shown["answer"].fillna("").str.slice(0, 200))
+        more = len(failing) - len(shown)
+        tail = f"<p>… and {more} more failing cases</p>" if more > 0 else ""
+        rows = shown.to_html(escape=True, index=False)
+        return f"<div>{head}{table}<p><b>Failing cases</b></p>{rows}{tail}</div>"
+
+
+def _shown(key: str, value: float | int | None) -> str:
+    if value is None:
+        return ""
+    if key == "pass_rate":
+        return f"{value:.1%}"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return f"{value:,}"
+
+
+_WIDE = frozenset({"question", "answer", "error", "why"})
+_HTML_ROWS = 50
+
+
+def _letters(count: int) -> list[str]:
+    return [get_column_letter(i) for i in range(1, count + 1)]
+
+
+def _parse_text_frame(raw: pd.DataFrame) -> pd.DataFrame:
+    """A results frame read as text turned back into typed columns ("" is NA)."""
+    columns: dict[str, pd.Series[Any]] = {}
+    for column in raw.columns:
+        name = str(column)
+        stripped = raw[column].astype("string").str.strip()
+        text = stripped.mask(stripped == "")
+        if name.endswith("_pass") or name in ("no_answer", "passed"):
+            columns[name] = text.map(parse_bool, na_action="ignore").astype("boolean")
+        elif name in ("tokens", "session_id", "message_id", "attempts", "latency_ms"):
+            columns[name] = pd.to_numeric(text)
+        elif name == "why":
+            columns[name] = text.fillna("")
+        else:
+            columns[name] = text
+    return pd.DataFrame(columns)
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def main_exit_code(results: ChatTestResults) -> int:
+    """The process exit code for ``estatebot test-chat``: 0 when every case passed, else 1.
+
+    A run with no cases also gives 1, so an empty cases file cannot pass a check unnoticed.
+    """
+    return 0 if len(results) and results.passed else 1

@@ -1,0 +1,189 @@
+"""Running chat test cases against a chatbot: sessions, concurrency, retries after a 429.
+
+:func:`run_chat_tests` reads the cases, asks each question in its chat session on a thread pool
+(the sync client is thread-safe), never ``asyncio.run``, so it works from a script and inside
+Jupyter's running event loop alike, and hands what happened to each case to
+:mod:`estatebot.chat.harness.results`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Protocol
+
+from estatebot._progress import progress_bar
+from estatebot.api.errors import RateLimitError
+from estatebot.api.models import Answer
+from estatebot.chat.harness.cases import CasesInput, ChatCase, load_cases
+from estatebot.chat.harness.results import CaseRun, ChatTestResults, results_frame
+
+__all__ = ["DEFAULT_RATE_LIMIT_WAIT", "ChatClient", "rate_limit_wait", "run_chat_tests"]
+
+#: The wait before retrying a rate-limited question when the service gave no ``Retry-After``;
+#: it doubles on each further attempt (still capped by ``max_wait``).
+DEFAULT_RATE_LIMIT_WAIT = 1.0
+
+
+# --------------------------------------------------------------------------- the client we need
+
+
+class _ChatOperations(Protocol):
+    def create_session(self, serial: str) -> int: ...
+
+    def ask(self, session_id: int, content: str, *, timeout: float | None = None) -> Answer: ...
+
+
+class ChatClient(Protocol):
+    """What the harness needs of a client: ``estatebot.Client`` has it."""
+
+    @property
+    def chat(self) -> _ChatOperations: ...
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass(frozen=True)
+class _Settings:
+    serial: str
+    rate_limit_retries: int
+    max_wait: float
+    timeout: float | None
+
+
+def run_chat_tests(
+    client: ChatClient,
+    serial: str,
+    cases: CasesInput,
+    *,
+    concurrency: int = 4,
+    progress: bool | None = None,
+    rate_limit_retries: int = 3,
+    max_wait: float = 60.0,
+    timeout: float | None = None,
+) -> ChatTestResults:
+    """Ask every case's question and check its expectations; one results row per case, in order.
+
+    Cases sharing a ``conversation`` run in order in one chat session; every other case gets a
+    fresh session. At most ``concurrency`` sessions run at once. A 429 waits as long as the
+    service asks (``Retry-After``, capped at ``max_wait`` seconds; ``DEFAULT_RATE_LIMIT_WAIT``
+    doubling when it does not say) and asks the same question again, up to ``rate_limit_retries``
+    times. A case that still fails, or fails in any other way, is recorded in the ``error``
+    column and the run goes on.
+
+    Bad cases raise :class:`~estatebot.api.errors.SheetError` before anything is sent.
+    ``timeout`` (seconds) applies to each question; ``None`` keeps the client's.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if rate_limit_retries < 0:
+        raise ValueError(f"rate_limit_retries must be 0 or more, got {rate_limit_retries}")
+    if max_wait < 0:
+        raise ValueError(f"max_wait must be 0 or more, got {max_wait}")
+    loaded = load_cases(cases)
+    settings = _Settings(serial, rate_limit_retries, max_wait, timeout)
+    runs: list[CaseRun | None] = [None] * len(loaded)
+    units = _units(loaded)
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    with progress_bar(len(loaded), "Chat tests", progress=progress, unit="case") as bar:
+
+        def done(case: ChatCase, run: CaseRun) -> None:
+            runs[case.position] = run
+            with lock:  # workers finish concurrently; keep the bar's counter exact
+                bar.update(1)
+
+        if units:
+            workers = min(concurrency, len(units))
+            with ThreadPoolExecutor(workers, thread_name_prefix="estatebot-chat-tests") as pool:
+                futures = [
+                    pool.submit(_run_unit, client, unit, settings, stop, done) for unit in units
+                ]
+                try:
+                    for future in as_completed(futures):
+                        future.result()
+                except BaseException:
+                    # Ctrl-C (or a bug): let workers stop at their next wait instead of running on.
+                    stop.set()
+                    for future in futures:
+                        future.cancel()
+                    raise
+
+    return ChatTestResults(results_frame(loaded, [run or CaseRun(error="not run") for run in runs]))
+
+
+def _units(cases: Sequence[ChatCase]) -> list[list[ChatCase]]:
+    """Work units in input order: one per conversation (its cases in order), one per other case."""
+    units: list[list[ChatCase]] = []
+    conversations: dict[str, list[ChatCase]] = {}
+    for case in cases:
+        if case.conversation is None:
+            units.append([case])
+        elif case.conversation in conversations:
+            conversations[case.conversation].append(case)
+        else:
+            conversations[case.conversation] = [case]
+            units.append(conversations[case.conversation])
+    return units
+
+
+def _run_unit(
+    client: ChatClient,
+    unit: Sequence[ChatCase],
+    settings: _Settings,
+    stop: threading.Event,
+    done: Callable[[ChatCase, CaseRun], None],
+) -> None:
+    try:
+        session_id = client.chat.create_session(settings.serial)
+    except Exception as exc:  # recorded on every case of the unit; the run goes on
+        for case in unit:
+            done(case, CaseRun(error=f"create_session: {_describe(exc)}"))
+        return
+    for case in unit:
+        if stop.is_set():
+            return
+        done(case, _ask(client, session_id, case, settings, stop))
+
+
+def _ask(
+    client: ChatClient,
+    session_id: int,
+    case: ChatCase,
+    settings: _Settings,
+    stop: threading.Event,
+) -> CaseRun:
+    attempts = 0
+    while True:
+        attempts += 1
+        started = time.perf_counter()
+        try:
+            answer = client.chat.ask(session_id, case.question, timeout=settings.timeout)
+        except RateLimitError as exc:
+            if attempts > settings.rate_limit_retries:
+                error = f"{_describe(exc)} (gave up after {attempts} attempts)"
+                return CaseRun(attempts=attempts, session_id=session_id, error=error)
+            # Event.wait rather than sleep, so an interrupted run stops waiting at once.
+            if stop.wait(rate_limit_wait(exc.retry_after, attempts, settings.max_wait)):
+                return CaseRun(attempts=attempts, session_id=session_id, error="stopped")
+            continue
+        except Exception as exc:  # any failure belongs to this case only
+            return CaseRun(attempts=attempts, session_id=session_id, error=_describe(exc))
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        return CaseRun(attempts, session_id, answer, latency_ms)
+
+
+def rate_limit_wait(retry_after: float | None, attempt: int, max_wait: float) -> float:
+    """Seconds to wait after a 429 on the given attempt: as asked, or a doubling default."""
+    if retry_after is None:
+        retry_after = DEFAULT_RATE_LIMIT_WAIT * 2 ** (attempt - 1)
+    return max(0.0, min(retry_after, max_wait))
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"

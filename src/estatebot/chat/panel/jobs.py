@@ -1,0 +1,378 @@
+"""The chat panel's background work: its jobs, where they run, and what they do to their turns.
+
+A job is an answer to fetch or a session to start (:class:`Job`). With a sync
+:class:`~estatebot.api.client.Client` every job runs on one worker thread (one, so that questions
+and new sessions happen in the order they were made); with an
+:class:`~estatebot.api.client.AsyncClient` each runs as a task on the running event loop (or on a
+private :class:`LoopThread` when there is none), chained in order.
+
+:class:`JobRunner` holds the steps: stopping and waiting for jobs, scheduling one, the two send
+loops (sync and async), and filling in the job's turn as fragments, the answer, a stop or a
+failure arrive. A streamed answer
+is re-rendered through a :class:`~estatebot.chat.coalesce.Coalescer`. Error texts pass through the
+API layer's redaction, so no credential is ever shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from estatebot.api import models
+from estatebot.api._redact import redact
+from estatebot.api.client import AsyncClient, Client
+from estatebot.api.errors import EstatebotError, RateLimitError, RequestValidationError
+from estatebot.chat.coalesce import Coalescer, Schedule, thread_timer
+from estatebot.chat.render import turn_html
+from estatebot.chat.turns import Turn
+
+__all__ = ["Job", "JobRunner", "LoopThread", "running_loop"]
+
+
+@dataclass(eq=False)
+class Job:
+    """One piece of background work: an answer to fetch or a session to start."""
+
+    kind: Literal["ask", "session"]
+    turn: Turn
+    view: Any  # the turn's widgets.HTML
+    question: Turn | None = None
+    content: str = ""
+    ask_type: models.ChatAskType | None = None
+    file_ids: list[int] | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    future: concurrent.futures.Future[Turn] = field(default_factory=concurrent.futures.Future)
+    started: float = 0.0
+    task: asyncio.Task[None] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+
+class LoopThread:
+    """A private event loop on a daemon thread, for an AsyncClient used with no loop running."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="estatebot-chat-loop", daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop the loop and, once its thread has ended, close it."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class JobRunner:
+    """Runs a chat panel's jobs one after another, shows each job's progress in its turn, and
+    stops them or waits for them.
+
+    A base of :class:`~estatebot.chat.panel.widget.ChatPanel`, which makes the state declared
+    below in its ``__init__`` and redraws its controls and status line in :meth:`_refresh`.
+    """
+
+    # The panel's state, made by ChatPanel.__init__; declared here so that the steps below
+    # type-check on their own.
+    _client: Client | AsyncClient
+    _serial: str
+    _is_async: bool
+    _stream: bool
+    _interval: float
+    _lock: threading.RLock
+    _jobs: list[Job]
+    _session_id: int | None
+    _last_answer: Turn | None
+    _total_tokens: int
+    _retry_at: datetime | None
+    _executor: concurrent.futures.ThreadPoolExecutor | None
+    _loop_thread: LoopThread | None
+    _last_task: asyncio.Task[None] | None
+
+    def _refresh(self) -> None:
+        # The panel's controls and status line live in the panel: ChatPanel overrides this.
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ stopping and waiting
+
+    def stop(self) -> None:
+        """Stop every answer on its way; what has arrived stays, marked stopped."""
+        with self._lock:
+            jobs = [job for job in self._jobs if job.kind == "ask"]
+        for job in jobs:
+            job.stop.set()
+            if job.task is not None and job.loop is not None and not job.loop.is_closed():
+                job.loop.call_soon_threadsafe(job.task.cancel)
+
+    async def wait(self) -> Turn | None:
+        """Wait until nothing is on its way; returns :attr:`last_answer`.
+
+        Bound the wait with ``asyncio.timeout`` if needed.
+        """
+        while pending := self._pending_futures():
+            await asyncio.gather(*(asyncio.wrap_future(f) for f in pending))
+        return self._last_answer
+
+    def wait_sync(self, timeout: float | None = None) -> Turn | None:
+        """:meth:`wait`, blocking."""
+        self._check_may_block("wait_sync", "await panel.wait()")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while pending := self._pending_futures():
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            _, not_done = concurrent.futures.wait(pending, timeout=left)
+            if not_done:
+                raise TimeoutError("the chat panel is still busy")
+        return self._last_answer
+
+    def _check_may_block(self, name: str, instead: str) -> None:
+        # With an AsyncClient the answer runs on the running loop: blocking that loop's thread
+        # would wait forever for a task that can never run.
+        if self._is_async and running_loop() is not None:
+            raise RuntimeError(f"{name} would block the event loop the answer needs; use {instead}")
+
+    def _pending_futures(self) -> list[concurrent.futures.Future[Turn]]:
+        with self._lock:
+            return [job.future for job in self._jobs]
+
+    # ------------------------------------------------------------------ starting work
+
+    def _schedule(self, job: Job) -> None:
+        with self._lock:
+            self._jobs.append(job)
+        self._refresh()
+        if not self._is_async:
+            if self._executor is None:
+                self._executor = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="estatebot-chat"
+                )
+            self._executor.submit(self._run_sync, job)
+            return
+        loop = running_loop()
+        if loop is not None:
+            self._spawn(loop, job)
+        else:
+            if self._loop_thread is None:
+                self._loop_thread = LoopThread()
+            own = self._loop_thread.loop
+            own.call_soon_threadsafe(self._spawn, own, job)
+
+    def _spawn(self, loop: asyncio.AbstractEventLoop, job: Job) -> None:
+        previous = self._last_task
+        job.loop = loop
+        job.task = loop.create_task(self._run_async(job, previous))
+        self._last_task = job.task
+
+    # ------------------------------------------------------------------ the two send loops
+
+    def _run_sync(self, job: Job) -> None:
+        try:
+            if job.kind == "session":
+                self._session_started(job, self._sync_client().chat.create_session(self._serial))
+            else:
+                self._ask_sync(job)
+        except Exception as exc:
+            self._fail(job, exc)
+        finally:
+            self._finish(job)
+
+    def _ask_sync(self, job: Job) -> None:
+        if job.stop.is_set():
+            self._stopped(job, None)
+            return
+        chat = self._sync_client().chat
+        if self._session_id is None:
+            self._set_session(chat.create_session(self._serial))
+        session_id = self._require_session()
+        self._begin(job, session_id)
+        if not self._stream:
+            answer = chat.ask(session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids)
+            self._answered(job, None, answer)
+            return
+        coalescer = self._coalescer(job, thread_timer)
+        with chat.stream(
+            session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids
+        ) as stream:
+            for fragment in stream:
+                if job.stop.is_set():
+                    break  # leaving the with block closes the response
+                self._fragment(job, coalescer, fragment)
+            else:
+                self._answered(job, coalescer, stream.result)
+                return
+        self._stopped(job, coalescer)
+
+    async def _run_async(self, job: Job, previous: asyncio.Task[None] | None) -> None:
+        coalescer: Coalescer | None = None
+        try:
+            # Jobs run one after another, in the order they were made.
+            if (
+                previous is not None
+                and not previous.done()
+                and previous.get_loop() is asyncio.get_running_loop()
+            ):
+                await asyncio.wait({previous})
+            chat = self._async_client().chat
+            if job.kind == "session":
+                self._session_started(job, await chat.create_session(self._serial))
+                return
+            if job.stop.is_set():
+                self._stopped(job, None)
+                return
+            if self._session_id is None:
+                self._set_session(await chat.create_session(self._serial))
+            session_id = self._require_session()
+            self._begin(job, session_id)
+            if not self._stream:
+                answer = await chat.ask(
+                    session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids
+                )
+                self._answered(job, None, answer)
+                return
+            loop = asyncio.get_running_loop()
+            coalescer = self._coalescer(job, loop.call_later)
+            async with chat.stream(
+                session_id, job.content, ask_type=job.ask_type, file_ids=job.file_ids
+            ) as stream:
+                async for fragment in stream:
+                    if job.stop.is_set():
+                        break
+                    self._fragment(job, coalescer, fragment)
+                else:
+                    self._answered(job, coalescer, stream.result)
+                    return
+            self._stopped(job, coalescer)
+        except asyncio.CancelledError:
+            self._stopped(job, coalescer)
+            if not job.stop.is_set():
+                raise  # cancelled by someone else (loop shutting down): let it propagate
+        except Exception as exc:
+            self._fail(job, exc)
+        finally:
+            self._finish(job)
+
+    def _sync_client(self) -> Client:
+        assert isinstance(self._client, Client)
+        return self._client
+
+    def _async_client(self) -> AsyncClient:
+        assert isinstance(self._client, AsyncClient)
+        return self._client
+
+    # ------------------------------------------------------------------ job steps (shared)
+
+    def _set_session(self, session_id: int) -> None:
+        self._session_id = session_id
+        self._refresh()
+
+    def _require_session(self) -> int:
+        if self._session_id is None:  # only if another thread cleared it: say so plainly
+            raise EstatebotError("no chat session")
+        return self._session_id
+
+    def _session_started(self, job: Job, session_id: int) -> None:
+        job.turn.session_id = session_id
+        job.turn.text = f"New session {session_id}"
+        job.turn.state = "done"
+        self._show(job)
+        self._set_session(session_id)
+
+    def _begin(self, job: Job, session_id: int) -> None:
+        job.turn.session_id = session_id
+        if job.question is not None:
+            job.question.session_id = session_id
+        job.started = time.perf_counter()
+
+    def _coalescer(self, job: Job, schedule: Schedule) -> Coalescer:
+        return Coalescer(lambda text: self._show(job, text), self._interval, schedule)
+
+    def _fragment(self, job: Job, coalescer: Coalescer, fragment: str) -> None:
+        job.turn.text += fragment
+        job.turn.state = "streaming"
+        coalescer.push(job.turn.text)
+
+    def _answered(
+        self,
+        job: Job,
+        coalescer: Coalescer | None,
+        result: models.StreamResult | models.Answer,
+    ) -> None:
+        turn = job.turn
+        if coalescer is not None:
+            coalescer.close()
+        turn.latency_ms = self._elapsed_ms(job)
+        if isinstance(result, models.Answer):
+            turn.text = result.content
+            turn.answer_id = result.message_id
+            turn.tokens = result.total_tokens
+            turn.no_answer = result.no_answer
+        else:
+            # The final object's Answer is the whole text; the fragments are the fallback.
+            turn.text = result.answer or turn.text
+            turn.question_id = result.question_id
+            turn.answer_id = result.answer_id
+            if job.question is not None:
+                job.question.question_id = result.question_id
+            turn.tokens = result.total_tokens
+            turn.no_answer = result.no_answer
+            turn.complete = result.complete
+        turn.state = "done"
+        self._show(job)
+        with self._lock:
+            self._last_answer = turn
+            self._total_tokens += turn.tokens or 0
+
+    def _stopped(self, job: Job, coalescer: Coalescer | None) -> None:
+        if coalescer is not None:
+            coalescer.close()
+        if job.started:
+            job.turn.latency_ms = self._elapsed_ms(job)
+        job.turn.state = "stopped"
+        self._show(job)
+
+    def _fail(self, job: Job, exc: Exception) -> None:
+        turn = job.turn
+        turn.state = "failed"
+        if isinstance(exc, RateLimitError):
+            turn.error = redact(exc.message or "Too many messages; try again later.")
+            if exc.retry_after is not None:
+                turn.retry_at = datetime.now() + timedelta(seconds=exc.retry_after)
+                with self._lock:
+                    self._retry_at = turn.retry_at
+        elif isinstance(exc, RequestValidationError):
+            turn.error = redact("; ".join(f"{p.field}: {p.message}" for p in exc.problems))
+        elif isinstance(exc, EstatebotError):
+            turn.error = redact(str(exc))
+        else:
+            # Never a traceback in the transcript: the kind of failure and its message.
+            turn.error = redact(f"{type(exc).__name__}: {exc}")
+        if job.started:
+            turn.latency_ms = self._elapsed_ms(job)
+        self._show(job)
+
+    def _finish(self, job: Job) -> None:
+        with self._lock:
+            if job in self._jobs:
+                self._jobs.remove(job)
+        self._refresh()
+        job.future.set_result(job.turn)
+
+    @staticmethod
+    def _elapsed_ms(job: Job) -> float:
+        return round((time.perf_counter() - job.started) * 1000, 1)
+
+    def _show(self, job: Job, text: str | None = None) -> None:
+        job.view.value = turn_html(job.turn, text)
