@@ -22,7 +22,7 @@ import uvicorn
 
 from estatebot.api.models import ChatbotSettings
 
-from .app import Emulator, Framing, check_framing, create_app
+from .app import Emulator, create_app
 from .faults import Faults
 from .seed import (
     DEMO_API_KEY,
@@ -33,6 +33,7 @@ from .seed import (
     validated_listings,
 )
 from .store import DEFAULT_CHATBOT_SETTINGS, Store, Workspace
+from .streaming import Framing, check_framing
 
 _STARTUP_TIMEOUT_S = 10.0
 _CUT_REPLY_LOG = "ASGI callable returned without completing response."

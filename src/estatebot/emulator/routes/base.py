@@ -1,0 +1,101 @@
+"""What every operation shares: the emulator's live state and the steps before its own work.
+
+Those steps, after the faults: credential → 401 (``Authorization``, the raw API key, for Edit,
+ModelList, GetSession and ClientAsk; ``chatrobot-sessionkey`` for RealEstateList; either one for
+RealEstateCreate, RealEstateUpdate and RealEstateDelete); ``Content-Type: application/json`` on
+POST bodies → 415; the body → 400 (:mod:`~estatebot.emulator.binding`); visibility → 404: a
+chatbot of another workspace is reported exactly like an unknown one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Request
+
+from ..binding import M, Problem, parse_body
+from ..envelope import Failure
+from ..faults import Faults
+from ..questions import Catalog
+from ..store import Chatbot, Store
+from ..streaming import Framing
+
+_API_KEY, _SESSION_KEY = "authorization", "chatrobot-sessionkey"
+_CREDENTIALS: dict[str, tuple[str, ...]] = {
+    "Edit": (_API_KEY,),
+    "ModelList": (_API_KEY,),
+    "GetSession": (_API_KEY,),
+    "ClientAsk": (_API_KEY,),
+    "RealEstateCreate": (_API_KEY, _SESSION_KEY),
+    "RealEstateUpdate": (_API_KEY, _SESSION_KEY),
+    "RealEstateList": (_SESSION_KEY,),
+    "RealEstateDelete": (_API_KEY, _SESSION_KEY),
+}
+_CREDENTIAL_TEXT = {
+    (_API_KEY,): "an API key in the Authorization header",
+    (_SESSION_KEY,): "a session key in the chatrobot-sessionkey header",
+    (_API_KEY, _SESSION_KEY): (
+        "an API key in the Authorization header or a session key in the chatrobot-sessionkey header"
+    ),
+}
+
+
+@dataclass
+class Options:
+    """Server options that may change while it runs."""
+
+    framing: Framing = "sse"
+    max_page_size: int = 100
+    stream_delay_ms: float = 0.0
+
+
+class RouteBase:
+    """The state the operations share, and the steps they all take (one per app)."""
+
+    def __init__(
+        self,
+        store: Store,
+        faults: Faults,
+        options: Options,
+        request_counts: Counter[str],
+    ) -> None:
+        self.store = store
+        self.faults = faults
+        self.options = options
+        self.request_counts = request_counts
+        self.clock: Callable[[], float] = time.time
+        # ClientAsk's answer catalogs, by chatbot serial (kept while its listings stay the same).
+        self._catalogs: dict[str, Catalog] = {}
+
+    def _authenticate(self, operation: str, request: Request) -> int:
+        accepted = _CREDENTIALS[operation]
+        for header in accepted:
+            value = request.headers.get(header, "")
+            if header == _API_KEY:
+                workspace = self.store.workspace_by_api_key(value)
+            else:
+                workspace = self.store.workspace_by_session_key(value)
+            if workspace is not None:
+                return workspace
+        raise Failure(401, f"Unauthorized: this operation needs {_CREDENTIAL_TEXT[accepted]}")
+
+    @staticmethod
+    async def _body(
+        request: Request,
+        model: type[M],
+        extra_checks: Callable[[dict[str, Any]], list[Problem]] | None = None,
+    ) -> M:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json" and not content_type.endswith("+json"):
+            raise Failure(415, "Unsupported media type: send the body as application/json")
+        return parse_body(await request.body(), model, extra_checks)
+
+    def _chatbot(self, serial: str, workspace: int) -> Chatbot:
+        chatbot = self.store.chatbot(serial)
+        if chatbot is None or chatbot.workspace_id != workspace:
+            raise Failure(404, f"Chatbot {serial!r} not found")
+        return chatbot
