@@ -11,7 +11,7 @@ import httpx
 import pytest
 import tenacity
 
-from estatebot.api import _base, errors
+from estatebot.api import _base, _config, _responses, _retry, errors
 from estatebot.api._redact import RedactingFilter, redact, register_secret
 from estatebot.api.listings import Pager, update_body
 from estatebot.api.models import ListingPage
@@ -27,19 +27,19 @@ def envelope(
     return json.dumps(body).encode()
 
 
-def config(**overrides: Any) -> _base.ClientConfig:
+def config(**overrides: Any) -> _config.ClientConfig:
     args: dict[str, Any] = {
         "base_url": "http://svc.test/",
         "api_key": API_KEY,
         "session_key": SESSION_KEY,
         "timeout": 5.0,
     }
-    return _base.ClientConfig.from_args(**{**args, **overrides})
+    return _config.ClientConfig.from_args(**{**args, **overrides})
 
 
 @pytest.fixture(autouse=True)
 def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (_base.ENV_BASE_URL, _base.ENV_API_KEY, _base.ENV_SESSION_KEY):
+    for name in (_config.ENV_BASE_URL, _config.ENV_API_KEY, _config.ENV_SESSION_KEY):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -47,9 +47,9 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_config_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(_base.ENV_BASE_URL, "http://env.test:8080/")
-    monkeypatch.setenv(_base.ENV_API_KEY, "env-api")
-    cfg = _base.ClientConfig.from_args(base_url=None, api_key=None, session_key=None, timeout=3)
+    monkeypatch.setenv(_config.ENV_BASE_URL, "http://env.test:8080/")
+    monkeypatch.setenv(_config.ENV_API_KEY, "env-api")
+    cfg = _config.ClientConfig.from_args(base_url=None, api_key=None, session_key=None, timeout=3)
     assert cfg.base_url == "http://env.test:8080"
     assert cfg.api_key is not None
     assert cfg.api_key.get_secret_value() == "env-api"
@@ -57,7 +57,7 @@ def test_config_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_config_defaults_to_production_host() -> None:
-    cfg = _base.ClientConfig.from_args(base_url=None, api_key=None, session_key=None, timeout=3)
+    cfg = _config.ClientConfig.from_args(base_url=None, api_key=None, session_key=None, timeout=3)
     assert cfg.base_url == "https://usapi.hottask.com"
 
 
@@ -146,12 +146,12 @@ def test_model_list_is_a_get_without_body_or_content_type() -> None:
 
 
 def test_success_envelope_gives_data() -> None:
-    assert _base.parse_response(_base.EDIT, 200, {}, envelope(1)) == 1
+    assert _responses.parse_response(_base.EDIT, 200, {}, envelope(1)) == 1
 
 
 def test_envelope_without_success_field_is_judged_by_code() -> None:
     body = json.dumps({"Data": 7, "Code": 200}).encode()
-    assert _base.parse_response(_base.EDIT, 200, {}, body) == 7
+    assert _responses.parse_response(_base.EDIT, 200, {}, body) == 7
 
 
 @pytest.mark.parametrize(
@@ -171,7 +171,7 @@ def test_envelope_without_success_field_is_judged_by_code() -> None:
 def test_http_status_maps_to_error_class(status: int, cls: type[errors.APIError]) -> None:
     body = envelope(None, success=False, code=status, message="Name: too long")
     with pytest.raises(cls) as info:
-        _base.parse_response(_base.EDIT, status, {}, body)
+        _responses.parse_response(_base.EDIT, status, {}, body)
     err = info.value
     assert type(err) is cls
     assert (err.status_code, err.code, err.message, err.operation) == (
@@ -185,7 +185,7 @@ def test_http_status_maps_to_error_class(status: int, cls: type[errors.APIError]
 def test_success_false_with_http_200_maps_by_code() -> None:
     body = envelope(None, success=False, code=404, message="no such chatbot")
     with pytest.raises(errors.NotFoundError) as info:
-        _base.parse_response(_base.EDIT, 200, {}, body)
+        _responses.parse_response(_base.EDIT, 200, {}, body)
     assert info.value.status_code == 200
     assert info.value.code == 404
     assert "Code 404" in str(info.value)
@@ -193,27 +193,29 @@ def test_success_false_with_http_200_maps_by_code() -> None:
 
 def test_success_false_with_code_200_is_a_plain_api_error() -> None:
     with pytest.raises(errors.APIError) as info:
-        _base.parse_response(_base.EDIT, 200, {}, envelope(None, success=False, message="nope"))
+        _responses.parse_response(
+            _base.EDIT, 200, {}, envelope(None, success=False, message="nope")
+        )
     assert type(info.value) is errors.APIError
     assert info.value.message == "nope"
 
 
 def test_non_json_error_body_gets_a_message_from_the_status() -> None:
     with pytest.raises(errors.ServerError) as info:
-        _base.parse_response(_base.LIST, 502, {}, b"<html>Bad gateway</html>")
+        _responses.parse_response(_base.LIST, 502, {}, b"<html>Bad gateway</html>")
     assert info.value.message == "HTTP 502 Bad Gateway"
     assert info.value.code is None
 
 
 def test_non_json_success_body_is_an_api_error() -> None:
     with pytest.raises(errors.APIError, match="not a JSON envelope"):
-        _base.parse_response(_base.LIST, 200, {}, b"ok")
+        _responses.parse_response(_base.LIST, 200, {}, b"ok")
 
 
 def test_rate_limit_error_carries_retry_after_and_message() -> None:
     body = envelope(None, success=False, code=429, message="Slow down, please")
     with pytest.raises(errors.RateLimitError) as info:
-        _base.parse_response(_base.CLIENT_ASK, 429, {"retry-after": "7"}, body)
+        _responses.parse_response(_base.CLIENT_ASK, 429, {"retry-after": "7"}, body)
     assert info.value.retry_after == 7.0
     assert info.value.message == "Slow down, please"
 
@@ -222,15 +224,15 @@ def test_error_message_quoting_a_key_is_redacted() -> None:
     register_secret(API_KEY)
     body = envelope(None, success=False, code=401, message=f"bad key {API_KEY}")
     with pytest.raises(errors.AuthenticationError) as info:
-        _base.parse_response(_base.EDIT, 401, {}, body)
+        _responses.parse_response(_base.EDIT, 401, {}, body)
     assert API_KEY not in str(info.value)
 
 
 def test_parse_data_wraps_unexpected_shapes() -> None:
     call = _base.Call(_base.EDIT, {}, _base.parse_int)
     with pytest.raises(errors.APIError, match="unexpected Data"):
-        _base.parse_data(call, {"not": "an int"}, 200)
-    assert _base.parse_data(call, "1", 200) == 1
+        _responses.parse_data(call, {"not": "an int"}, 200)
+    assert _responses.parse_data(call, "1", 200) == 1
 
 
 @pytest.mark.parametrize(
@@ -248,15 +250,15 @@ def test_parse_data_wraps_unexpected_shapes() -> None:
 )
 def test_parse_retry_after(value: str | None, expected: float | None) -> None:
     now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=UTC)
-    assert _base.parse_retry_after(value, now=now) == expected
+    assert _responses.parse_retry_after(value, now=now) == expected
 
 
 def test_transport_errors_map_to_connection_and_timeout_errors() -> None:
-    timeout = _base.transport_error(_base.LIST, httpx.ReadTimeout("slow"))
+    timeout = _responses.transport_error(_base.LIST, httpx.ReadTimeout("slow"))
     assert isinstance(timeout, errors.APITimeoutError)
-    refused = _base.transport_error(_base.LIST, httpx.ConnectError("refused"))
+    refused = _responses.transport_error(_base.LIST, httpx.ConnectError("refused"))
     assert type(refused) is errors.APIConnectionError
-    broke = _base.transport_error(_base.CLIENT_ASK, httpx.ReadError("reset"), mid_stream=True)
+    broke = _responses.transport_error(_base.CLIENT_ASK, httpx.ReadError("reset"), mid_stream=True)
     assert "stream broke off" in str(broke)
 
 
@@ -270,7 +272,7 @@ def _connection_error(cause: Exception) -> errors.APIConnectionError:
         return exc
 
 
-POLICY = _base.RetryPolicy(max_retries=2, backoff_base=0.1, backoff_max=1.0, max_retry_after=5)
+POLICY = _retry.RetryPolicy(max_retries=2, backoff_base=0.1, backoff_max=1.0, max_retry_after=5)
 
 
 @pytest.mark.parametrize(

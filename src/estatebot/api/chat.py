@@ -31,10 +31,9 @@ from estatebot.api._base import (
     Reply,
     SyncResource,
     TimeoutArg,
-    api_error,
-    transport_error,
     validate,
 )
+from estatebot.api._responses import api_error, transport_error
 from estatebot.api.models import (
     Answer,
     AskRequest,

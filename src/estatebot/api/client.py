@@ -1,8 +1,9 @@
 """``Client`` and ``AsyncClient``: configuration, resources and the send loop.
 
-Everything but the send loop lives in :mod:`estatebot.api._base` and is shared; the loop is
-written twice, once blocking and once awaiting. The sync client never touches asyncio, so it
-works inside a notebook's running event loop.
+Everything but the send loop is shared and does no I/O (:mod:`estatebot.api._base`,
+:mod:`._config`, :mod:`._responses`, :mod:`._retry`); the loop is written twice, once blocking
+and once awaiting. The sync client never touches asyncio, so it works inside a notebook's
+running event loop.
 """
 
 from __future__ import annotations
@@ -18,18 +19,10 @@ import tenacity
 from pydantic import SecretStr
 
 from estatebot.api import _redact
-from estatebot.api._base import (
-    Call,
-    ClientConfig,
-    Operation,
-    Reply,
-    RetryPolicy,
-    check_reply,
-    is_live_stream,
-    log_attempt,
-    parse_data,
-    transport_error,
-)
+from estatebot.api._base import Call, Operation, Reply
+from estatebot.api._config import ClientConfig
+from estatebot.api._responses import check_reply, is_live_stream, parse_data, transport_error
+from estatebot.api._retry import RetryPolicy, log_attempt
 from estatebot.api.chat import AsyncChat, Chat
 from estatebot.api.chatbots import AsyncChatbots, Chatbots
 from estatebot.api.listings import AsyncListings, Listings

@@ -10,18 +10,9 @@ The generator needs the ``zipcodes`` package (``pip install 'estatebot[sample]'`
 """
 
 from .generate import FILES, Generated, chat_cases, generate, write_demo_seed
-from .market import (
-    AS_OF,
-    DETAIL_FIELDS,
-    METROS,
-    Change,
-    Metro,
-    api_fields,
-    is_published,
-    market,
-    next_week,
-    zip_centre,
-)
+from .listing import DETAIL_FIELDS
+from .market import AS_OF, Change, api_fields, is_published, market, next_week
+from .metros import METROS, Metro, zip_centre
 from .pitfalls import Pitfall, write_pitfalls
 from .styles import (
     READ_OPTIONS,

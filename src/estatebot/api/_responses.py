@@ -1,0 +1,141 @@
+"""What came back, as ``Data`` or the right error.
+
+:func:`parse_response` reads an HTTP status and an envelope into the reply's ``Data`` or the
+matching :class:`~estatebot.api.errors.APIError`; :func:`parse_data` reads ``Data`` as the
+call's result type; :func:`transport_error` turns an httpx failure into an
+:class:`~estatebot.api.errors.APIConnectionError`; :func:`check_reply` tells a live stream
+from an envelope.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+import httpx
+import pydantic_core
+from pydantic import ValidationError
+
+from estatebot.api import errors, models
+from estatebot.api._base import Call, Operation
+from estatebot.api._redact import redact
+
+T = TypeVar("T")
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """A ``Retry-After`` header in seconds: delta-seconds or an HTTP date; None if absent/bad."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # an HTTP date is always GMT
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if math.isnan(seconds) or math.isinf(seconds):
+        return None
+    return max(seconds, 0.0)
+
+
+def _envelope(content: bytes) -> models.Envelope | None:
+    try:
+        # pydantic's JSON reader: the same values as json.loads, in about two thirds of the time
+        # (a List page of 100 listings is some 80 kB).
+        raw = pydantic_core.from_json(content, cache_strings="keys")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    try:
+        envelope = models.Envelope.model_validate(raw)
+    except ValidationError:
+        return None
+    # Some replies leave out Success; then Code alone tells success from failure.
+    lowered = {str(key).lower() for key in raw}
+    if "success" not in lowered and envelope.code in (None, 200):
+        envelope.success = True
+    return envelope
+
+
+def api_error(
+    operation: Operation,
+    status: int,
+    envelope: models.Envelope | None,
+    retry_after: float | None = None,
+) -> errors.APIError:
+    """The error for a failed reply: its class from the HTTP status, or from ``Code`` when the
+    HTTP status says success (``Success: false`` with HTTP 200)."""
+    code = envelope.code if envelope is not None else None
+    kind = status if status >= 400 else (code if code is not None and code >= 400 else None)
+    cls = errors.error_class_for(kind) if kind is not None else errors.APIError
+    message = envelope.message if envelope is not None else ""
+    if not message:
+        phrase = httpx.codes.get_reason_phrase(status)
+        message = f"HTTP {status} {phrase}".strip() if status >= 400 else "the service failed"
+    message = redact(message)
+    return cls(
+        message, operation=operation.name, code=code, status_code=status, retry_after=retry_after
+    )
+
+
+def parse_response(
+    operation: Operation, status: int, headers: Mapping[str, str], content: bytes
+) -> Any:
+    """The ``Data`` of a successful reply; raises the matching :class:`~errors.APIError`."""
+    envelope = _envelope(content)
+    if 200 <= status < 300 and envelope is not None and envelope.success:
+        return envelope.data
+    if 200 <= status < 300 and envelope is None:
+        raise errors.APIError(
+            "the reply is not a JSON envelope", operation=operation.name, status_code=status
+        )
+    raise api_error(operation, status, envelope, parse_retry_after(headers.get("retry-after")))
+
+
+def parse_data(call: Call[T], data: Any, status: int) -> T:
+    """``Data`` as the call's result type; an unreadable shape is an :class:`~errors.APIError`."""
+    try:
+        return call.parse(data)
+    except (ValidationError, TypeError, ValueError) as exc:
+        raise errors.APIError(
+            f"unexpected Data in the reply: {redact(str(exc))}",
+            operation=call.operation.name,
+            status_code=status,
+        ) from None
+
+
+def transport_error(
+    operation: Operation, exc: httpx.TransportError, *, mid_stream: bool = False
+) -> errors.APIConnectionError:
+    """An httpx transport failure as :class:`~errors.APIConnectionError` (or its timeout kind).
+
+    Raise it ``from exc``: the retry policy reads the cause to know whether anything was sent.
+    """
+    detail = redact(str(exc)) or type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        what = "timed out waiting for the next fragment" if mid_stream else "timed out"
+        return errors.APITimeoutError(f"{what} ({detail})", operation=operation.name)
+    what = "the stream broke off" if mid_stream else "connection failed"
+    return errors.APIConnectionError(f"{what} ({detail})", operation=operation.name)
+
+
+def is_live_stream(response: httpx.Response) -> bool:
+    """A 200 reply to ``stream: true`` that is a stream and not a JSON envelope."""
+    content_type = response.headers.get("content-type", "")
+    return response.status_code == 200 and not content_type.startswith("application/json")
+
+
+def check_reply(operation: Operation, response: httpx.Response, *, stream: bool) -> Any:
+    """The ``Data`` of a read reply, None for a live stream; raises for a failure."""
+    if stream and is_live_stream(response):
+        return None
+    return parse_response(operation, response.status_code, response.headers, response.content)
