@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,emulator]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -18,10 +18,12 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/estatebot demo
 
+# Style, types, and the rules of the rooms (import-linter contracts in pyproject.toml).
 lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 fmt: setup
 	$(BIN)/ruff check --fix src tests bench
@@ -49,7 +51,7 @@ BENCH_STAMP := $(BENCH_VENV)/.installed-stamp
 $(BENCH_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[dev,bench]'
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[dev,emulator,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

@@ -11,7 +11,7 @@ a chat panel and test harness for Jupyter, and a local emulator of the service::
     report = plan.apply(client, serial, journal="sync.journal", backup="backup.xlsx")
 """
 
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from estatebot import listings
 from estatebot.api.client import AsyncClient, Client
@@ -51,20 +51,25 @@ from estatebot.listings.sync.plan import SyncPlan, plan_cleanup, plan_sync
 from estatebot.listings.sync.report import ApplyReport
 from estatebot.listings.sync.restore import restore
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from estatebot import emulator
 
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    # The emulator (FastAPI, uvicorn) loads on first use: work against the real service never
-    # pays for it.
+def __getattr__(name: str) -> object:
+    # The emulator (FastAPI, uvicorn: the optional extra `estatebot[emulator]`) loads on first
+    # use: work against the real service never pays for it, nor needs it installed.
     if name == "emulator":
         import estatebot.emulator as module
 
         return module
     raise AttributeError(f"module 'estatebot' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # The public names only: not the subpackages and helpers that importing binds here.
+    return sorted(__all__)
 
 
 __all__ = [

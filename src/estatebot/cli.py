@@ -65,7 +65,10 @@ def serve(
     ] = "sse",
 ) -> None:
     """Run the local emulator of the service until interrupted."""
-    from estatebot.emulator import serve as run_server
+    try:
+        from estatebot.emulator import serve as run_server
+    except ImportError as error:  # the optional extra is not installed
+        raise _fail(error) from None
 
     run_server(
         host=host,
@@ -294,7 +297,10 @@ def demo(
     ] = None,
 ) -> None:
     """Run the main job end to end against a local emulator (no account needed)."""
-    from estatebot.demo import run_demo
+    try:
+        from estatebot.demo import run_demo
+    except ImportError as error:  # the emulator's optional extra is not installed
+        raise _fail(error) from None
 
     try:
         run_demo(out, sheet)

@@ -9,9 +9,13 @@ foreground with :func:`serve`::
         server.faults.latency_ms = 50        # faults and options can change while it runs
         ...
 
-It shares only :mod:`estatebot.api.models` with the client and never imports the client.
+It shares only :mod:`estatebot.api.models` with the client and never imports the client. Its
+server (FastAPI, uvicorn) is the optional extra ``estatebot[emulator]``: work against the real
+service never installs a web server.
 """
 
+# First: without the optional extra this raises one clear ImportError naming it.
+from . import _extra  # noqa: F401
 from .app import AI_MODELS, Emulator, Framing, Options, create_app
 from .faults import FaultDecision, Faults
 from .seed import DEMO_API_KEY, DEMO_SERIAL, DEMO_SESSION_KEY, SAMPLE_LISTINGS

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from estatebot._summary import Summary
 from estatebot.api.models import Answer
 from estatebot.chat.harness.cases import EXPECTATIONS, ChatCase
 from estatebot.chat.harness.cells import parse_bool
@@ -152,8 +154,13 @@ class ChatTestResults:
         """The rows that did not pass (failed expectations or errors)."""
         return self._frame[~self._frame["passed"]].copy()
 
-    def summary(self) -> dict[str, float | int | None]:
-        """Counts and figures of the run.
+    def to_frame(self) -> pd.DataFrame:
+        """The results, one row per case (a copy, as :attr:`frame`)."""
+        return self._frame.copy()
+
+    def summary(self) -> Summary:
+        """One line, such as ``"8 of 10 cases passed, 1 failed, 1 errors"``, with the figures of
+        the run in ``.counts`` (and by name: ``summary["passed"]``).
 
         ``cases`` = ``passed`` + ``failed`` + ``errors``: ``failed`` counts cases answered but
         failing an expectation, ``errors`` cases with no usable answer. ``pass_rate`` is
@@ -170,7 +177,7 @@ class ChatTestResults:
         def quantile(q: float) -> float | None:
             return float(latency.quantile(q)) if len(latency) else None
 
-        return {
+        figures: dict[str, float | int | None] = {
             "cases": cases,
             "passed": passed,
             "failed": cases - passed - errors,
@@ -183,12 +190,19 @@ class ChatTestResults:
             "tokens_total": int(tokens.sum()),
             "tokens_mean": float(tokens.mean()) if len(tokens) else None,
         }
+        text = f"{passed} of {cases} cases passed, {figures['failed']} failed, {errors} errors"
+        return Summary(text, figures)
 
-    def to_excel(self, path: str | PathLike[str]) -> None:
-        """Write a ``results`` sheet (failed rows highlighted) and a ``summary`` sheet."""
-        figures = self.summary()
+    def to_excel(self, path: str | PathLike[str]) -> Path:
+        """Write a ``results`` sheet (failed rows highlighted) and a ``summary`` sheet.
+
+        Returns the path written.
+        """
+        figures = self.summary().counts
         summary = pd.DataFrame({"metric": list(figures), "value": list(figures.values())})
-        with pd.ExcelWriter(path, engine="openpyxl") as writer:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with pd.ExcelWriter(target, engine="openpyxl") as writer:
             self._frame.to_excel(writer, sheet_name=_RESULTS_SHEET, index=False)
             summary.to_excel(writer, sheet_name=_SUMMARY_SHEET, index=False)
             sheet = writer.sheets[_RESULTS_SHEET]
@@ -206,6 +220,7 @@ class ChatTestResults:
                     60 if column in _WIDE else max(len(column) + 2, 10)
                 )
             writer.sheets[_SUMMARY_SHEET].column_dimensions["A"].width = 18
+        return target
 
     def __len__(self) -> int:
         return len(self._frame)

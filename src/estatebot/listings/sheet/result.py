@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from estatebot._summary import Summary
+from estatebot.listings.export import flatten_for_cells
 
 ISSUE_COLUMNS = ("row", "column", "field", "value", "message", "severity")
 
@@ -50,6 +55,17 @@ class Sheet:
         """The issues that keep their row."""
         return self.issues[self.issues["severity"] == "warning"]
 
+    def counts(self) -> dict[str, int]:
+        """Rows read, valid, rejected and not published; warnings and errors found."""
+        return {
+            "rows_read": self.rows_read,
+            "valid": len(self.frame),
+            "rejected": len(self.invalid_rows),
+            "not_published": len(self.unpublished),
+            "warnings": len(self.warnings),
+            "errors": len(self.errors),
+        }
+
     def headline(self) -> str:
         """One line: rows read, valid, rejected, not published, warnings."""
         parts = [
@@ -62,8 +78,28 @@ class Sheet:
         parts.append(f"{len(self.warnings)} warnings")
         return ", ".join(parts)
 
-    def summary(self, limit: int = 10) -> str:
-        """The headline and the first ``limit`` issues, one line each."""
+    def to_frame(self) -> pd.DataFrame:
+        """A copy of :attr:`frame`, the valid rows as a canonical listing frame."""
+        return self.frame.copy()
+
+    def to_excel(self, path: str | PathLike[str]) -> Path:
+        """Write the valid listings, the issues and the header mapping to an .xlsx workbook.
+
+        Sheets ``Listings`` (indexed by the row number in the file; lists and mappings as JSON
+        text, readable back by ``read_sheet``), ``Issues`` and ``Mapping``. Returns the path.
+        """
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with pd.ExcelWriter(target, engine="openpyxl") as writer:
+            flatten_for_cells(self.frame).to_excel(writer, sheet_name="Listings")
+            self.issues.to_excel(writer, sheet_name="Issues", index=False)
+            self.mapping.to_excel(writer, sheet_name="Mapping", index=False)
+            for sheet in writer.sheets.values():
+                sheet.freeze_panes = "A2"
+        return target
+
+    def summary(self, limit: int = 10) -> Summary:
+        """The headline and the first ``limit`` issues, one line each; figures in ``.counts``."""
         lines = [f"{self.source}: {self.headline()}"]
         for issue in self.issues.head(limit).itertuples(index=False):
             row, value_cell = issue.row, issue.value
@@ -72,7 +108,7 @@ class Sheet:
             lines.append(f"  {issue.severity}: {where}, {issue.column}:{value} {issue.message}")
         if len(self.issues) > limit:
             lines.append(f"  ... {len(self.issues) - limit} more in .issues")
-        return "\n".join(lines)
+        return Summary("\n".join(lines), self.counts())
 
     def __repr__(self) -> str:
         return f"<Sheet {self.source}: {self.headline()}>"

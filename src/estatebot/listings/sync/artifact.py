@@ -19,6 +19,7 @@ from typing import Any, Self
 
 import pandas as pd
 
+from estatebot._summary import Summary
 from estatebot.api.errors import PlanError
 from estatebot.listings.sync import view as plan_view
 from estatebot.listings.sync.items import Change, InvalidRow, ListingRef, PlannedOp
@@ -82,10 +83,10 @@ class PlanArtifact:
             "skipped_create": len(self.skipped_create),
         }
 
-    def summary(self) -> str:
+    def summary(self) -> Summary:
         """One line: ``"12 create, 40 update, 3 delete, 900 unchanged, 2 invalid"``.
 
-        Kept and skipped creates are added when there are any.
+        Kept and skipped creates are added when there are any; the figures are in ``.counts``.
         """
         counts = self.counts()
         parts = [f"{counts[name]} {name}" for name in ("create", "update", "delete")]
@@ -94,7 +95,7 @@ class PlanArtifact:
             parts.append(f"{counts['kept']} kept")
         if counts["skipped_create"]:
             parts.append(f"{counts['skipped_create']} skipped create")
-        return ", ".join(parts)
+        return Summary(", ".join(parts), counts)
 
     def __str__(self) -> str:
         lines = [f"{type(self).__name__} by {self.key_type}: {self.summary()}"]
@@ -109,6 +110,11 @@ class PlanArtifact:
         return plan_view.render_html(self)
 
     # -- exporting
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The plan as a table, one row per changed field (see :meth:`to_frame` for the options)."""
+        return self.to_frame()
 
     def to_frame(self, *, wide: bool = False, include_unchanged: bool = False) -> pd.DataFrame:
         """The plan as a table, one row per operation (see :func:`plan_view.to_frame`)."""

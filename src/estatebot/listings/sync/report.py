@@ -16,6 +16,8 @@ from typing import Any
 
 import pandas as pd
 
+from estatebot._summary import Summary
+
 #: Outcomes of an operation.
 DONE = "done"
 FAILED = "failed"
@@ -113,12 +115,16 @@ class ApplyReport:
         ordered = {word: counts.pop(word) for word in order if word in counts}
         return {**ordered, **counts}
 
-    def summary(self) -> str:
-        """One line, such as ``"40 updated, 3 deleted, 1 failed"``."""
+    def summary(self) -> Summary:
+        """One line, such as ``"40 updated, 3 deleted, 1 failed"``; figures in ``.counts``."""
         counts = self.counts()
         if not counts:
-            return "nothing to do"
-        return ", ".join(f"{count} {word}" for word, count in counts.items())
+            return Summary("nothing to do", counts)
+        return Summary(", ".join(f"{count} {word}" for word, count in counts.items()), counts)
+
+    def to_frame(self) -> pd.DataFrame:
+        """A copy of :attr:`frame`, one row per operation."""
+        return self.frame.copy()
 
     def to_excel(self, path: str | PathLike[str]) -> Path:
         """Write the report to an .xlsx workbook, failed rows highlighted; returns the path."""

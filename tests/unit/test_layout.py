@@ -1,0 +1,123 @@
+"""The shape of the package: public namespaces, the emulator as an extra, the rules of the rooms."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+import estatebot
+import estatebot.listings
+
+ROOT = Path(__file__).resolve().parents[2]
+INTERNALS = {"Any", "TYPE_CHECKING", "typing", "annotations", "_typing", "_progress", "_summary"}
+
+
+@pytest.mark.parametrize("module", [estatebot, estatebot.listings], ids=lambda m: m.__name__)
+def test_the_namespace_shows_public_names_only(module: types.ModuleType) -> None:
+    shown = set(dir(module))
+    assert shown == set(module.__all__)
+    assert not shown & INTERNALS
+    assert not {name for name in shown if name.startswith("_")} - {"__version__"}
+
+
+def test_every_public_name_resolves() -> None:
+    for name in estatebot.__all__:
+        assert getattr(estatebot, name) is not None, name
+    for name in estatebot.listings.__all__:
+        assert getattr(estatebot.listings, name) is not None, name
+
+
+def test_the_listings_rooms_are_its_public_subpackages() -> None:
+    from estatebot.listings import remote, sheet, sync
+
+    assert estatebot.listings.read_sheet is sheet.read_sheet
+    assert estatebot.listings.pull_listings is remote.pull_listings
+    assert estatebot.listings.plan_sync is sync.plan_sync
+    assert estatebot.plan_sync is sync.plan_sync
+
+
+def run_without_server_packages(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter where fastapi and uvicorn cannot be imported."""
+    blocker = textwrap.dedent(
+        """
+        import importlib.abc, sys
+
+        class NoServer(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("fastapi", "uvicorn", "starlette"):
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                return None
+
+        sys.meta_path.insert(0, NoServer())
+        """
+    )
+    return subprocess.run(
+        [sys.executable, "-c", blocker + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_client_and_the_listings_work_without_the_emulator_extra() -> None:
+    done = run_without_server_packages(
+        """
+        import sys
+        import estatebot as eb
+        client = eb.Client(base_url="http://127.0.0.1:9", api_key="k", session_key="s")
+        client.close()
+        assert callable(eb.read_sheet) and callable(eb.plan_sync)
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("fastapi", "uvicorn"))
+        assert not loaded, loaded
+        print("ok")
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_the_emulator_without_its_extra_says_which_extra_to_install() -> None:
+    done = run_without_server_packages(
+        """
+        import estatebot as eb
+        try:
+            eb.emulator
+        except ImportError as error:
+            print(error)
+        else:
+            raise SystemExit("the emulator loaded without FastAPI")
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'estatebot[emulator]'" in done.stdout
+    assert "fastapi" in done.stdout
+
+
+def test_the_emulator_extra_holds_the_web_server() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    required = " ".join(project["dependencies"]).lower()
+    assert "fastapi" not in required
+    assert "uvicorn" not in required
+    extra = " ".join(project["optional-dependencies"]["emulator"]).lower()
+    assert "fastapi" in extra
+    assert "uvicorn" in extra
+
+
+def test_the_rules_of_the_rooms_hold() -> None:
+    linter = shutil.which("lint-imports", path=os.pathsep.join([str(Path(sys.executable).parent)]))
+    assert linter is not None, "import-linter is a dev dependency"
+    done = subprocess.run(
+        [linter, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "5 kept, 0 broken" in done.stdout
