@@ -1,14 +1,15 @@
-"""The listing fields of a sheet: typed sources combined by the export rules, then validated.
+"""The listing fields of a sheet: typed sources combined by the export rules.
 
 Every function works on whole columns (Series over the sheet's row positions). Problems are
-collected in :class:`Issues` with the position, column, value and message of each bad cell;
-a row with an error never reaches the listing frame.
+collected in :class:`~estatebot.listings.sheet.issues.Issues` with the position, column, value
+and message of each bad cell; a row with an error never reaches the listing frame.
 
 The rules follow the reference mapping of MLS exports: ``Bathrooms`` = full + ½ × half;
 ``ParkingSpots`` = ParkingTotal, else garage + carport + open spaces (never covered spaces,
 which already count garage and carport); areas converted into the listing's ``AreaUnit``;
 ``SaleType`` from the export's sale/rent column or from the RESO PropertyType; prices by sale
-type; HOA fees made monthly; Status by the status table of :mod:`sheet_rules`.
+type; HOA fees made monthly; Status by the status table of :mod:`.rules`. The area rules are in
+:mod:`.areas`, the money rules in :mod:`.prices`; :mod:`.validate` has the last word.
 """
 
 from __future__ import annotations

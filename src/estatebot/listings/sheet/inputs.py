@@ -112,7 +112,7 @@ def floats(series: pd.Series | None, n: int) -> np.ndarray[Any, np.dtype[np.floa
 
 
 def normalized(text: pd.Series) -> pd.Series:
-    """Text reduced for table lookup (see :func:`sheet_rules.normalize_value`)."""
+    """Text reduced for table lookup (see :func:`.rules.normalize_value`)."""
     return text.str.normalize("NFKC").str.lower().str.replace(r"[^0-9a-z]+", "", regex=True)
 
 

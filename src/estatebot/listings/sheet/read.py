@@ -1,10 +1,11 @@
 """Read an MLS export (xlsx, csv or a DataFrame) into the canonical listing frame.
 
-:func:`read_sheet` maps the headers (:mod:`headers`), types every cell faithfully
-(:mod:`cells`), combines sources into listing fields and validates them (:mod:`sheet_fields`),
-and returns a :class:`Sheet`: the valid rows as a canonical frame, every problem with its row,
-column and value, how each header was read, the fields the user asked to clear, and the rows
-whose status says they must not be published.
+:func:`read_sheet` reads the raw table (:mod:`.table`), maps the headers (:mod:`.headers`),
+types every cell faithfully (:mod:`.cells`), combines sources into listing fields
+(:mod:`.derive`) and validates them (:mod:`.validate`), assembles the frame (:mod:`.assemble`)
+and returns a :class:`~estatebot.listings.sheet.result.Sheet`: the valid rows as a canonical
+frame, every problem with its row, column and value, how each header was read, the fields the
+user asked to clear, and the rows whose status says they must not be published.
 
 Row numbers are those a user sees in the file: with the header in row 1 the first listing is
 row 2. A DataFrame is numbered as if written to a sheet with its header in row 1.

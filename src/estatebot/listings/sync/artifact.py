@@ -21,7 +21,7 @@ import pandas as pd
 
 from estatebot._summary import Summary
 from estatebot.api.errors import PlanError
-from estatebot.listings.sync import view as plan_view
+from estatebot.listings.sync import view
 from estatebot.listings.sync.items import Change, InvalidRow, ListingRef, PlannedOp
 
 __all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "PlanArtifact"]
@@ -107,22 +107,22 @@ class PlanArtifact:
         return f"<{type(self).__name__} {self.key_type}: {self.summary()}>"
 
     def _repr_html_(self) -> str:
-        return plan_view.render_html(self)
+        return view.render_html(self)
 
     # -- exporting
 
     @property
     def frame(self) -> pd.DataFrame:
-        """The plan as a table, one row per changed field (see :meth:`to_frame` for the options)."""
+        """The plan as a table, one row per operation and changed field (see :meth:`to_frame`)."""
         return self.to_frame()
 
     def to_frame(self, *, wide: bool = False, include_unchanged: bool = False) -> pd.DataFrame:
-        """The plan as a table, one row per operation (see :func:`plan_view.to_frame`)."""
-        return plan_view.to_frame(self, wide=wide, include_unchanged=include_unchanged)
+        """The plan as a table, one row per operation (see :func:`view.to_frame`)."""
+        return view.to_frame(self, wide=wide, include_unchanged=include_unchanged)
 
     def to_excel(self, path: str | PathLike[str]) -> Path:
         """Write a workbook with a sheet per action, changed cells highlighted; returns the path."""
-        return plan_view.to_excel(self, path)
+        return view.to_excel(self, path)
 
     def to_json(self) -> dict[str, Any]:
         """The whole plan as a JSON-safe dict (the content of :meth:`save`)."""
