@@ -36,7 +36,7 @@ def planned_at() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-# --------------------------------------------------------------------------- plan_sync
+# --------------------------------------------------------------------------- the steps
 
 
 @contextmanager

@@ -16,7 +16,7 @@ from estatebot.listings.sync.items import InvalidRow
 _NUMERIC: frozenset[str] = frozenset(schema.INT_COLUMNS) | frozenset(schema.FLOAT_COLUMNS)
 
 
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- options
 
 
 def parse_key_type(key: str | KeyType) -> KeyType:
