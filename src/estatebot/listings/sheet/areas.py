@@ -17,8 +17,9 @@ from estatebot.listings.sheet.cells import (
     to_int,
     value_text,
 )
-from estatebot.listings.sheet.inputs import Inputs, Options, choose, floats, lookup
+from estatebot.listings.sheet.inputs import Inputs, Options, floats
 from estatebot.listings.sheet.issues import Issues
+from estatebot.listings.sheet.lookups import choose, lookup
 
 
 def _unit_factors(unit: Sequence[str | None]) -> np.ndarray[Any, np.dtype[np.float64]]:

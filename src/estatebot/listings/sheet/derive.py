@@ -33,16 +33,15 @@ from estatebot.listings.sheet.inputs import (
     Fields,
     Inputs,
     Options,
-    choose,
     coalesce,
     floats,
-    lookup,
     na,
     present_mask,
     text_of,
     typed_series,
 )
 from estatebot.listings.sheet.issues import Issues
+from estatebot.listings.sheet.lookups import choose, lookup
 from estatebot.listings.sheet.prices import hoa, prices, unit_area_price, zestimate
 from estatebot.listings.sheet.validate import apply_defaults
 

@@ -18,8 +18,6 @@ from estatebot.listings.sheet.cells import (
     IntArray,
     value_text,
 )
-from estatebot.listings.sheet.issues import Issues
-from estatebot.listings.sheet.sources import SOURCES
 
 STRING = pd.StringDtype("pyarrow")
 
@@ -109,46 +107,6 @@ def floats(series: pd.Series | None, n: int) -> np.ndarray[Any, np.dtype[np.floa
     if series is None:
         return np.full(n, np.nan)
     return np.asarray(series.to_numpy(dtype=float, na_value=np.nan), dtype=float)
-
-
-def normalized(text: pd.Series) -> pd.Series:
-    """Text reduced for table lookup (see :func:`.rules.normalize_value`)."""
-    return text.str.normalize("NFKC").str.lower().str.replace(r"[^0-9a-z]+", "", regex=True)
-
-
-def lookup(text: pd.Series, table: Mapping[str, Any]) -> tuple[list[Any], BoolArray]:
-    """Each text's entry in ``table`` (by normalized spelling) and where a text is unknown."""
-    present = text.notna().to_numpy(dtype=bool)
-    codes, uniques = pd.factorize(normalized(text))
-    found = [table.get(u) for u in uniques]
-    mapped = [found[c] if c >= 0 else None for c in codes]
-    unknown = present & np.array([m is None for m in mapped], dtype=bool)
-    return mapped, unknown
-
-
-def choose(
-    inputs: Inputs,
-    issues: Issues,
-    source: str,
-    table: Mapping[str, Any],
-    *,
-    what: str,
-    default: Any = None,
-) -> tuple[list[Any], BoolArray]:
-    """Look a text source up in ``table``; unknown values are row errors."""
-    n = inputs.n
-    text = inputs.get(source)
-    if text is None:
-        return [default] * n, np.zeros(n, dtype=bool)
-    mapped, unknown = lookup(text, table)
-    issues.add_cells(
-        inputs,
-        source,
-        unknown,
-        field=SOURCES[source].field,
-        message=f"is not a known {what}",
-    )
-    return [default if m is None else m for m in mapped], unknown
 
 
 def typed_series(values: Sequence[Any], dtype: Any) -> pd.Series:

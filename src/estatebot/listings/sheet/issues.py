@@ -5,7 +5,6 @@ value, message and severity. Errors keep a row out of the listing frame; warning
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -15,9 +14,7 @@ from estatebot.listings.sheet.cells import (
     IntArray,
     Severity,
 )
-
-if TYPE_CHECKING:
-    from estatebot.listings.sheet.inputs import Inputs
+from estatebot.listings.sheet.inputs import Inputs
 
 
 class Issues:

@@ -11,8 +11,9 @@ from estatebot.listings.sheet import rules
 from estatebot.listings.sheet.cells import (
     BoolArray,
 )
-from estatebot.listings.sheet.inputs import Inputs, floats, lookup, na
+from estatebot.listings.sheet.inputs import Inputs, floats, na
 from estatebot.listings.sheet.issues import Issues
+from estatebot.listings.sheet.lookups import lookup
 
 #: UnitAreaPrice given by the sheet may differ from price ÷ area by this share before a warning.
 UNIT_PRICE_TOLERANCE = 0.01

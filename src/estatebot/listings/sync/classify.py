@@ -14,6 +14,7 @@ import pandas as pd
 
 from estatebot.api.models import KeyType
 from estatebot.listings import schema
+from estatebot.listings.sync.artifact import PlanArtifact
 from estatebot.listings.sync.differences import field_differences
 from estatebot.listings.sync.guards import refuse_delete_missing
 from estatebot.listings.sync.hashing import frame_hashes
@@ -27,7 +28,6 @@ from estatebot.listings.sync.payloads import (
     json_columns,
     json_rows,
 )
-from estatebot.listings.sync.syncplan import SyncPlan
 
 _REQUIRED: frozenset[str] = frozenset(schema.REQUIRED_COLUMNS)
 
@@ -57,7 +57,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def plan_matched(
-    plan: SyncPlan, ctx: Pairing, tolerance_of: Mapping[str, float], compare_dom: bool
+    plan: PlanArtifact, ctx: Pairing, tolerance_of: Mapping[str, float], compare_dom: bool
 ) -> None:
     """Classify the sheet rows found on the service: update, unchanged or invalid."""
     matched = np.flatnonzero(ctx.usable & (ctx.remote_of >= 0))
@@ -123,7 +123,7 @@ def plan_matched(
         )  # fmt: skip
 
 
-def plan_new(plan: SyncPlan, ctx: Pairing, create_missing: bool) -> None:
+def plan_new(plan: PlanArtifact, ctx: Pairing, create_missing: bool) -> None:
     """Classify the sheet rows not on the service: create, skipped create or invalid."""
     new_rows = np.flatnonzero(ctx.usable & (ctx.remote_of < 0))
     if not len(new_rows):
@@ -154,7 +154,7 @@ def plan_new(plan: SyncPlan, ctx: Pairing, create_missing: bool) -> None:
         (plan.creates if create_missing else plan.skipped_create).append(op)
 
 
-def plan_remote_only(plan: SyncPlan, ctx: Pairing, delete_missing: bool) -> None:
+def plan_remote_only(plan: PlanArtifact, ctx: Pairing, delete_missing: bool) -> None:
     """Classify the remote listings the sheet does not name: delete (when asked) or kept."""
     allow_missing = bool(delete_missing)
     if delete_missing:

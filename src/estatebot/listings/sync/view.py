@@ -1,4 +1,7 @@
-"""Views of a plan (:class:`~estatebot.listings.sync.artifact.PlanArtifact`): table, HTML, workbook.
+"""Views of a plan: a table, the notebook's HTML, a workbook.
+
+They read a plan through :class:`ShownPlan`, what a view needs of one, so the plan
+(:mod:`~estatebot.listings.sync.artifact`) uses its views and the views never import it.
 
 Listing text comes from spreadsheets and the service, so it is untrusted: the HTML view escapes
 every value, and the workbook writes text as text (a description starting with ``=`` is never a
@@ -12,7 +15,7 @@ import json
 from collections.abc import Iterable, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pandas as pd
 from openpyxl import Workbook
@@ -24,10 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from estatebot.listings import schema
 from estatebot.listings.sync.clean import clean_extension
-
-if TYPE_CHECKING:
-    from estatebot.listings.sync.artifact import PlanArtifact
-    from estatebot.listings.sync.items import PlannedOp
+from estatebot.listings.sync.items import InvalidRow, ListingRef, PlannedOp
 
 #: Rows shown per action in the notebook view.
 HTML_ROWS = 50
@@ -37,6 +37,36 @@ _HIGHLIGHT = "#fff3b0"
 _FILL = PatternFill(start_color="FFF3B0", end_color="FFF3B0", fill_type="solid")
 # A few identifying fields for the create and delete tables of the notebook view.
 _BRIEF: tuple[str, ...] = ("PropertyType", "Address", "City", "SalePrice", "RentPrice", "Status")
+
+
+class ShownPlan(Protocol):
+    """What a view reads of a plan (:class:`~estatebot.listings.sync.artifact.PlanArtifact`)."""
+
+    key_type: str
+    creates: list[PlannedOp]
+    updates: list[PlannedOp]
+    deletes: list[PlannedOp]
+    unchanged: list[ListingRef]
+    invalid: list[InvalidRow]
+    kept: list[ListingRef]
+    skipped_create: list[PlannedOp]
+    refusals: list[str]
+    notes: list[str]
+    fingerprint: str
+    remote_count: int
+    created_at: str
+
+    def operations(self) -> list[PlannedOp]:
+        """Every operation apply performs, in order."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """The number of listings in each class, by name."""
+        ...
+
+    def summary(self) -> str:
+        """One line of counts."""
+        ...
 
 
 # --------------------------------------------------------------------------- values
@@ -72,7 +102,7 @@ _LONG_COLUMNS = ("action", "key", "row", "ID", "field", "before", "after", "reas
 
 
 def to_frame(
-    plan: PlanArtifact, *, wide: bool = False, include_unchanged: bool = False
+    plan: ShownPlan, *, wide: bool = False, include_unchanged: bool = False
 ) -> pd.DataFrame:
     """The plan as a DataFrame.
 
@@ -176,7 +206,7 @@ def _update_rows(ops: Sequence[PlannedOp]) -> list[str]:
     return rows
 
 
-def render_html(plan: PlanArtifact) -> str:
+def render_html(plan: ShownPlan) -> str:
     """The notebook view: summary, refusals and notes, then a bounded table per action."""
     parts = [
         "<div class='estatebot-plan'>",
@@ -258,7 +288,7 @@ def _write(sheet: Worksheet, header: Sequence[str], rows: Iterable[Sequence[Any]
         sheet.column_dimensions[get_column_letter(index)].width = max(10, min(40, len(name) + 4))
 
 
-def to_excel(plan: PlanArtifact, path: str | PathLike[str]) -> Path:
+def to_excel(plan: ShownPlan, path: str | PathLike[str]) -> Path:
     """Write the plan as a workbook: Summary, Create, Update, Delete, Invalid, Unchanged.
 
     The Update sheet shows each listing's values after the update; changed cells are filled
