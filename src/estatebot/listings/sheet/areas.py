@@ -29,9 +29,12 @@ def _unit_factors(unit: Sequence[str | None]) -> np.ndarray[Any, np.dtype[np.flo
 
 
 def area_unit(
-    inputs: Inputs, options: Options, issues: Issues
+    inputs: Inputs, options: Options, issues: Issues, defaulted: dict[str, BoolArray]
 ) -> tuple[list[str | None], BoolArray]:
-    """The listing's AreaUnit per row: the sheet's own unit columns, the default, the header."""
+    """The listing's AreaUnit per row: the sheet's own unit columns, the default, the header.
+
+    Rows whose unit came from ``defaults`` are marked in ``defaulted``.
+    """
     n = inputs.n
     table = rules.lookup(rules.AREA_UNITS)
     unit: list[str | None] = [None] * n
@@ -43,8 +46,10 @@ def area_unit(
         bad |= unknown
         unit = [u if u is not None else f for u, f in zip(unit, found, strict=True)]
     fallback = options.defaults.get("AreaUnit")
-    if fallback is None and "BuildingAreaSquareFeet" in inputs.values:
-        fallback = rules.SQUARE_FEET
+    if fallback is not None:
+        defaulted["AreaUnit"] = np.array([u is None for u in unit], dtype=bool)
+    elif "BuildingAreaSquareFeet" in inputs.values:
+        fallback = rules.SQUARE_FEET  # the header names the unit: the sheet says it
     if fallback is not None:
         unit = [u if u is not None else fallback for u in unit]
     return unit, bad

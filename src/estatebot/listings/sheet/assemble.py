@@ -216,6 +216,9 @@ def assemble(
     cleared = pd.DataFrame(
         {f: mask[valid] for f, mask in fields.cleared.items() if mask.any()}, index=index
     ).astype(bool)
+    defaulted = pd.DataFrame(
+        {f: mask[valid] for f, mask in fields.defaulted.items() if mask[valid].any()}, index=index
+    ).astype(bool)
     off = unpublished & ~rejected
     raw_status = objects(fields.status_text)
     unpublished_frame = pd.DataFrame(
@@ -233,6 +236,7 @@ def assemble(
         unpublished=unpublished_frame,
         source=name,
         rows_read=n,
+        defaulted=defaulted,
     )
 
 

@@ -43,7 +43,7 @@ from estatebot.listings.sheet.inputs import (
 from estatebot.listings.sheet.issues import Issues
 from estatebot.listings.sheet.lookups import choose, lookup
 from estatebot.listings.sheet.prices import hoa, prices, unit_area_price, zestimate
-from estatebot.listings.sheet.validate import apply_defaults
+from estatebot.listings.sheet.validate import apply_defaults, apply_overrides
 
 #: The ExtensionColumn keys of the values kept by rule.
 STATUS_KEY = "StandardStatus"
@@ -59,6 +59,8 @@ def derive(inputs: Inputs, options: Options, issues: Issues) -> Fields:
     values: dict[str, pd.Series] = {}
     bad: dict[str, BoolArray] = {}
     cleared: dict[str, BoolArray] = {}
+    # Where a value came from `defaults` rather than the sheet (see Fields.defaulted).
+    defaulted: dict[str, BoolArray] = {}
 
     for name in (
         "ID",
@@ -85,18 +87,20 @@ def derive(inputs: Inputs, options: Options, issues: Issues) -> Fields:
     )
     cleared["PropertyType"] = inputs.cleared("PropertySubType", "PropertyType")
 
-    sale_type, bad["SaleType"] = _sale_type(inputs, options, issues)
+    sale_type, bad["SaleType"] = _sale_type(inputs, options, issues, defaulted)
     values["SaleType"] = sale_type
     cleared["SaleType"] = inputs.cleared("SaleType")
 
-    status, unpublished, kept, bad["Status"], status_text = _status(inputs, options, issues)
+    status, unpublished, kept, bad["Status"], status_text = _status(
+        inputs, options, issues, defaulted
+    )
     values["Status"] = status
     cleared["Status"] = inputs.cleared("Status")
 
     values["Bathrooms"], bad["Bathrooms"] = _bathrooms(inputs, options, issues)
     cleared["Bathrooms"] = inputs.cleared("Bathrooms", "BathroomsFull", "BathroomsHalf")
 
-    unit, bad["AreaUnit"] = area_unit(inputs, options, issues)
+    unit, bad["AreaUnit"] = area_unit(inputs, options, issues, defaulted)
     values["AreaUnit"] = typed_series(unit, "string")
     cleared["AreaUnit"] = inputs.cleared("AreaUnit", "LivingAreaUnits", "BuildingAreaUnits")
     values["BuildingArea"], bad["BuildingArea"] = building_area(inputs, unit, issues)
@@ -150,7 +154,10 @@ def derive(inputs: Inputs, options: Options, issues: Issues) -> Fields:
 
     for name, mask in inputs.bad.items():
         bad[name] = bad.get(name, np.zeros(n, dtype=bool)) | mask
-    apply_defaults(values, cleared, options.defaults)
+    defaulted.update(apply_defaults(values, cleared, options.defaults))
+    apply_overrides(values, cleared, options.overrides)
+    for name in options.overrides:
+        defaulted.pop(name, None)
     # The clear token wins over every source and default: the field is emptied on purpose.
     for name, mask in cleared.items():
         if not mask.any():
@@ -161,10 +168,17 @@ def derive(inputs: Inputs, options: Options, issues: Issues) -> Fields:
             )
         else:
             values[name] = values[name].mask(pd.Series(mask), pd.NA)
-    return Fields(values, cleared, unpublished, kept, bad, status_text)
+    defaulted = {
+        name: mask & ~cleared.get(name, np.zeros(n, dtype=bool))
+        for name, mask in defaulted.items()
+        if mask.any()
+    }
+    return Fields(values, cleared, unpublished, kept, bad, status_text, defaulted)
 
 
-def _sale_type(inputs: Inputs, options: Options, issues: Issues) -> tuple[pd.Series, BoolArray]:
+def _sale_type(
+    inputs: Inputs, options: Options, issues: Issues, defaulted: dict[str, BoolArray]
+) -> tuple[pd.Series, BoolArray]:
     n = inputs.n
     table = rules.lookup(rules.SALE_TYPES)
     explicit, bad = choose(inputs, issues, "SaleType", table, what="SaleType (for_sale/for_rent)")
@@ -174,6 +188,10 @@ def _sale_type(inputs: Inputs, options: Options, issues: Issues) -> tuple[pd.Ser
         by_type, _ = lookup(property_type, rules.lookup(rules.RESO_PROPERTY_TYPES))
     has_type = present_mask(property_type, n) | present_mask(inputs.get("PropertySubType"), n)
     default = options.defaults.get("SaleType")
+    if default is not None:
+        defaulted["SaleType"] = np.array(
+            [e is None and t is None for e, t in zip(explicit, by_type, strict=True)], dtype=bool
+        )
     out = [
         e
         if e is not None
@@ -190,7 +208,7 @@ def _sale_type(inputs: Inputs, options: Options, issues: Issues) -> tuple[pd.Ser
 
 
 def _status(
-    inputs: Inputs, options: Options, issues: Issues
+    inputs: Inputs, options: Options, issues: Issues, defaulted: dict[str, BoolArray]
 ) -> tuple[pd.Series, BoolArray, list[str | None], BoolArray, pd.Series]:
     n = inputs.n
     text = inputs.get("Status")
@@ -198,6 +216,7 @@ def _status(
         text = na(n, STRING)
     default = options.defaults.get("Status")
     if default is not None:
+        defaulted["Status"] = text.isna().to_numpy(dtype=bool)
         text = text.fillna(default)
     found, unknown = lookup(text, options.status_table)
     issues.add_cells(

@@ -72,6 +72,8 @@ class Options:
     status_table: Mapping[str, rules.StatusRule]
     decimal_baths: bool = False
     lot_unit: float | None = None  # square feet per unit of a unitless lot column
+    #: Values set on every row, over what the sheet says: a deliberate overwrite.
+    overrides: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +89,9 @@ class Fields:
     bad: dict[str, BoolArray]
     #: The status text as written (or its default), for the rows left unpublished.
     status_text: pd.Series
+    #: Per field, the rows whose value came from ``defaults``, not from the sheet: a plan uses
+    #: such a value only where the listing has none.
+    defaulted: dict[str, BoolArray] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers

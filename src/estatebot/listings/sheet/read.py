@@ -55,6 +55,7 @@ def read_sheet(
     mapping: Mapping[str, str] | None = None,
     sheet_name: str | int | None = None,
     defaults: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
     pending_status: str = "Active",
     clear_token: str = "#CLEAR",
     extensions: bool = True,
@@ -69,7 +70,10 @@ def read_sheet(
     (``{header: field}``) overrides the header table; a field may also be a RESO source such as
     ``"BathroomsFull"``, ``"ExtensionColumn"`` (keep as an extra) or ``"ignore"``.
     ``sheet_name`` picks the worksheet (first by default). ``defaults`` fill fields the sheet
-    lacks or leaves blank (``{"CurrencySymbol": "$", "AreaUnit": "Square Feet"}``).
+    lacks or leaves blank (``{"CurrencySymbol": "$", "AreaUnit": "Square Feet"}``); such values
+    are marked in ``Sheet.defaulted`` and a plan uses them only where a listing has no value of
+    its own. ``overrides`` sets a field on every row whatever the sheet says: a deliberate
+    overwrite, written to every listing by a plan (``Sheet.overrides``).
 
     ``pending_status`` says what a Pending listing becomes: "Active" (the RESO status is kept
     in ExtensionColumn), "Sold", or "off-market" (not published). A cell holding
@@ -91,6 +95,7 @@ def read_sheet(
     except ValueError as error:
         raise SheetError(str(error)) from None
     typed_defaults = _typed_defaults(defaults or {}, status_table)
+    typed_overrides = _typed_defaults(overrides or {}, status_table, what="overrides")
 
     name, table = read_table(source, sheet_name)
     issues = Issues()
@@ -115,7 +120,7 @@ def read_sheet(
             severity="warning",
             message="is a header of the mapping that the sheet does not have",
         )
-    _check_required(matches, typed_defaults, table.headers)
+    _check_required(matches, {**typed_defaults, **typed_overrides}, table.headers)
 
     columns = [cell_rules.prepare(raw, clear_token) for raw in table.columns]
     rows, columns = drop_blank_rows(table.rows, columns)
@@ -126,12 +131,14 @@ def read_sheet(
     _check_lot_unit(by_source, lot_factor)
 
     inputs = type_sources(len(rows), by_source, issues)
-    options = Options(typed_defaults, status_table, decimal_baths, lot_factor)
+    options = Options(typed_defaults, status_table, decimal_baths, lot_factor, typed_overrides)
     fields = derive(inputs, options, issues)
     fields.values["ExtensionColumn"] = gather_extensions(matches, columns, inputs, fields, issues)
     headers = field_headers(matches)
     validate(fields, issues, headers, key_column, rows)
-    return assemble(name, rows, fields, issues, matches, key_column)
+    sheet = assemble(name, rows, fields, issues, matches, key_column)
+    sheet.overrides = dict(typed_overrides)
+    return sheet
 
 
 # --------------------------------------------------------------------------- arguments
@@ -147,13 +154,16 @@ def _key_column(key: str) -> str:
 
 
 def _typed_defaults(
-    defaults: Mapping[str, Any], status_table: Mapping[str, rules.StatusRule]
+    defaults: Mapping[str, Any],
+    status_table: Mapping[str, rules.StatusRule],
+    *,
+    what: str = "defaults",
 ) -> dict[str, Any]:
     typed: dict[str, Any] = {}
     for name, value in defaults.items():
         if name not in DEFAULTABLE:
             raise SheetError(
-                f"defaults names {name!r}, which is not a listing field that takes a default; "
+                f"{what} names {name!r}, which is not a listing field that takes a default; "
                 f"use one of {', '.join(DEFAULTABLE)}",
                 column=name,
                 value=value,
@@ -162,13 +172,14 @@ def _typed_defaults(
             continue
         if name == "Status":
             if rules.normalize_value(str(value)) not in status_table:
-                raise SheetError("default Status is not a known status", column=name, value=value)
+                raise SheetError(f"{what} Status is not a known status", column=name, value=value)
             typed[name] = str(value)
             continue
         try:
             typed[name] = typed_default(name, value)
         except (TypeError, ValueError) as error:
-            raise SheetError(f"default {name} {error}", column=name, value=value) from None
+            label = "default" if what == "defaults" else "override"
+            raise SheetError(f"{label} {name} {error}", column=name, value=value) from None
     return typed
 
 

@@ -5,7 +5,7 @@ listing frame, the issues, the header mapping, the cleared cells and the unpubli
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
@@ -26,7 +26,10 @@ class Sheet:
     sees in the file (index name ``row``). ``issues`` has one row per problem (``row``,
     ``column``, ``field``, ``value``, ``message``, ``severity``): an "error" rejects its row, a
     "warning" keeps it. ``mapping`` tells how each header was read. ``cleared`` marks, for the
-    valid rows, the fields where the clear token asked to empty the field. ``unpublished`` lists
+    valid rows, the fields where the clear token asked to empty the field; ``defaulted`` marks
+    those whose value came from ``defaults`` rather than the sheet (a plan fills a listing's empty
+    field with such a value, and never overwrites one); ``overrides`` holds the values set on
+    every row on purpose (a plan writes them everywhere). ``unpublished`` lists
     the rows left out because their status (Withdrawn, Expired, ...) says the listing must not
     be published, with their key, so a plan can make the remote copy a delete candidate.
     """
@@ -38,6 +41,8 @@ class Sheet:
     unpublished: pd.DataFrame
     source: str
     rows_read: int = 0
+    defaulted: pd.DataFrame = field(default_factory=pd.DataFrame)
+    overrides: dict[str, object] = field(default_factory=dict)
 
     @property
     def invalid_rows(self) -> list[int]:

@@ -32,7 +32,9 @@ NON_NEGATIVE: tuple[str, ...] = (
 
 def apply_defaults(
     values: dict[str, pd.Series], cleared: dict[str, BoolArray], defaults: Mapping[str, Any]
-) -> None:
+) -> dict[str, BoolArray]:
+    """Fill each defaulted field where the sheet gives no value; returns where it filled."""
+    filled: dict[str, BoolArray] = {}
     for name, default in defaults.items():
         # Status, SaleType and AreaUnit defaults take part in their own rules instead.
         if name not in values or default is None or name in ("Status", "SaleType", "AreaUnit"):
@@ -41,6 +43,22 @@ def apply_defaults(
         fill = series.isna() & ~pd.Series(cleared.get(name, np.zeros(len(series), dtype=bool)))
         if fill.any():
             values[name] = series.mask(fill, default)
+            filled[name] = fill.to_numpy(dtype=bool)
+    return filled
+
+
+def apply_overrides(
+    values: dict[str, pd.Series], cleared: dict[str, BoolArray], overrides: Mapping[str, Any]
+) -> None:
+    """Set each overridden field on every row, whatever the sheet says (nothing is cleared)."""
+    for name, value in overrides.items():
+        n = len(next(iter(values.values()))) if values else 0
+        if name == "Images":
+            values[name] = pd.Series([list(value)] * n, dtype=object)
+        else:
+            dtype: Any = values[name].dtype if name in values else "string"
+            values[name] = pd.Series(pd.array([value] * n, dtype=dtype))
+        cleared.pop(name, None)
 
 
 # --------------------------------------------------------------------------- validation

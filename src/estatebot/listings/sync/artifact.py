@@ -22,7 +22,7 @@ import pandas as pd
 from estatebot._summary import Summary
 from estatebot.api.errors import PlanError
 from estatebot.listings.sync import view
-from estatebot.listings.sync.items import Change, InvalidRow, ListingRef, PlannedOp
+from estatebot.listings.sync.items import Change, HeldBack, InvalidRow, ListingRef, PlannedOp
 
 __all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "PlanArtifact"]
 
@@ -53,6 +53,7 @@ class PlanArtifact:
     invalid: list[InvalidRow] = field(default_factory=list)
     kept: list[ListingRef] = field(default_factory=list)
     skipped_create: list[PlannedOp] = field(default_factory=list)
+    held_back: list[HeldBack] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     fingerprint: str = ""
@@ -81,6 +82,7 @@ class PlanArtifact:
             "invalid": len(self.invalid),
             "kept": len(self.kept),
             "skipped_create": len(self.skipped_create),
+            "held_back": len(self.held_back),
         }
 
     def summary(self) -> Summary:
@@ -95,6 +97,8 @@ class PlanArtifact:
             parts.append(f"{counts['kept']} kept")
         if counts["skipped_create"]:
             parts.append(f"{counts['skipped_create']} skipped create")
+        if counts["held_back"]:
+            parts.append(f"{counts['held_back']} held back")
         return Summary(", ".join(parts), counts)
 
     def __str__(self) -> str:
@@ -146,6 +150,9 @@ class PlanArtifact:
                 {"row": r.row, "key": r.key, "id": r.id, "reasons": list(r.reasons)}
                 for r in self.invalid
             ],
+            "held_back": [
+                [h.row, h.key, h.id, h.field, h.column, h.value, h.message] for h in self.held_back
+            ],
         }
 
     def save(self, path: str | PathLike[str]) -> Path:
@@ -178,6 +185,7 @@ class PlanArtifact:
                 InvalidRow(r["row"], r["key"], r["id"], tuple(r["reasons"]))
                 for r in data["invalid"]
             ],
+            held_back=[HeldBack(*item) for item in data.get("held_back", [])],
             refusals=list(data["refusals"]),
             notes=list(data["notes"]),
             fingerprint=data["fingerprint"],

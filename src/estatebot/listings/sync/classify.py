@@ -18,8 +18,23 @@ from estatebot.listings.sync.artifact import PlanArtifact
 from estatebot.listings.sync.differences import field_differences
 from estatebot.listings.sync.guards import refuse_delete_missing
 from estatebot.listings.sync.hashing import frame_hashes
-from estatebot.listings.sync.items import Action, Change, InvalidRow, ListingRef, PlannedOp
-from estatebot.listings.sync.pairing import Mask, Pairing, pick, pick_where, present_key, refs
+from estatebot.listings.sync.items import (
+    Action,
+    Change,
+    HeldBack,
+    InvalidRow,
+    ListingRef,
+    PlannedOp,
+)
+from estatebot.listings.sync.pairing import (
+    Mask,
+    Pairing,
+    Positions,
+    pick,
+    pick_where,
+    present_key,
+    refs,
+)
 from estatebot.listings.sync.payloads import (
     FIELDS,
     Columns,
@@ -57,12 +72,18 @@ def collector_paused() -> Iterator[None]:
 
 
 def plan_matched(
-    plan: PlanArtifact, ctx: Pairing, tolerance_of: Mapping[str, float], compare_dom: bool
+    plan: PlanArtifact,
+    ctx: Pairing,
+    tolerance_of: Mapping[str, float],
+    compare_dom: bool,
+    accept_flagged: bool = False,
 ) -> None:
     """Classify the sheet rows found on the service: update, unchanged or invalid."""
     matched = np.flatnonzero(ctx.usable & (ctx.remote_of >= 0))
     remote_at = ctx.remote_of[matched]
     differs = field_differences(ctx, matched, remote_at, tolerance_of)
+    if not accept_flagged:
+        _hold_back(plan, ctx, matched, remote_at, differs)
     # Unlisted fields (AreaUnit, Location) always look empty remotely: never a reason to update.
     counted = [
         j
@@ -123,7 +144,33 @@ def plan_matched(
         )  # fmt: skip
 
 
-def plan_new(plan: PlanArtifact, ctx: Pairing, create_missing: bool) -> None:
+def _hold_back(
+    plan: PlanArtifact, ctx: Pairing, matched: Positions, remote_at: Positions, differs: Mask
+) -> None:
+    """Unmark the changes the reader warned about, and list them as held back."""
+    for name, mask in ctx.parts.flagged.items():
+        j = FIELDS.index(name)
+        held = np.flatnonzero(mask[matched] & differs[:, j])
+        differs[held, j] = False
+        for i in held.tolist():
+            position = int(matched[i])
+            ident = ctx.remote_ids[int(remote_at[i])]
+            _note_held(plan, ctx, position, name, ident)
+
+
+def _note_held(
+    plan: PlanArtifact, ctx: Pairing, position: int, name: str, ident: int | None
+) -> None:
+    column, value, message = ctx.parts.flags[(position, name)]
+    key = ctx.sheet_keys[position]
+    plan.held_back.append(
+        HeldBack(ctx.parts.rows[position], key, ident, name, column, value, message)
+    )
+
+
+def plan_new(
+    plan: PlanArtifact, ctx: Pairing, create_missing: bool, accept_flagged: bool = False
+) -> None:
     """Classify the sheet rows not on the service: create, skipped create or invalid."""
     new_rows = np.flatnonzero(ctx.usable & (ctx.remote_of < 0))
     if not len(new_rows):
@@ -140,6 +187,12 @@ def plan_new(plan: PlanArtifact, ctx: Pairing, create_missing: bool) -> None:
     for name, mask in cleared_n.items():
         for i in np.flatnonzero(mask).tolist():
             data[name][i] = empty_like(name)
+    if not accept_flagged:
+        # A new listing is created without a value the reader warned about.
+        for name, mask in ctx.parts.flagged.items():
+            for i in np.flatnonzero(mask[new_rows]).tolist():
+                data[name][i] = empty_like(name)
+                _note_held(plan, ctx, int(new_rows[i]), name, None)
     bodies = build_bodies(data, cleared_n, len(new_rows), update=False)
     action: Action = "create" if create_missing else "skipped_create"
     keys = [present_key(k) for k in pick(ctx.sheet_keys, new_rows)]

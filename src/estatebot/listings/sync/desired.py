@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -85,6 +85,14 @@ class SheetParts:
     rejected: list[InvalidRow]
     unpublished: list[tuple[int | None, str | None, str]]  # (row, key text, raw status)
     notes: list[str]
+    #: field → mask (only if any True): values from the reader's defaults, not from the sheet.
+    defaulted: dict[str, Mask] = field(default_factory=dict)
+    #: Values the reader set on every row on purpose (``read_sheet(overrides=...)``).
+    overrides: dict[str, Any] = field(default_factory=dict)
+    #: field → mask (only if any True): cells the reader warned about, held back from the plan.
+    flagged: dict[str, Mask] = field(default_factory=dict)
+    #: (position, field) → (column, value, message) of each flagged cell.
+    flags: dict[tuple[int, str], tuple[str | None, str | None, str]] = field(default_factory=dict)
 
     def structured_values(self, name: str, positions: Sequence[int]) -> list[Any]:
         """Clean values of a structured column at the given positions."""
@@ -146,17 +154,64 @@ def sheet_parts(sheet: SheetLike | pd.DataFrame, key_column: str) -> SheetParts:
     rows = _row_numbers(source.index)
     if isinstance(sheet, pd.DataFrame):
         return SheetParts(frame, structured, rows, {}, [], [], [])
-    cleared: dict[str, Mask] = {}
-    if sheet.cleared is not None and len(sheet.cleared.columns):
-        aligned = sheet.cleared.reindex(index=source.index)
-        for name in aligned.columns:
-            if name in FIELDS:
-                mask = aligned[name].astype("boolean").fillna(False).to_numpy(dtype=bool)
-                if mask.any():
-                    cleared[str(name)] = mask
+    cleared = _masks(sheet.cleared, source.index)
+    defaulted = _masks(getattr(sheet, "defaulted", None), source.index)
+    overrides = dict(getattr(sheet, "overrides", None) or {})
     rejected, notes = _rejections(sheet, set(rows))
     unpublished = _unpublished(sheet.unpublished, key_column)
-    return SheetParts(frame, structured, rows, cleared, rejected, unpublished, notes)
+    flagged, flags = _flagged(sheet.issues, rows)
+    return SheetParts(
+        frame,
+        structured,
+        rows,
+        cleared,
+        rejected,
+        unpublished,
+        notes,
+        defaulted,
+        overrides,
+        flagged,
+        flags,
+    )
+
+
+def _flagged(
+    issues: pd.DataFrame | None, rows: Sequence[int | None]
+) -> tuple[dict[str, Mask], dict[tuple[int, str], tuple[str | None, str | None, str]]]:
+    """The kept rows' cells the reader warned about, by field, with what it said of each."""
+    flags: dict[tuple[int, str], tuple[str | None, str | None, str]] = {}
+    if issues is None or not len(issues) or "field" not in issues.columns:
+        return {}, flags
+    warnings = issues[(issues["severity"].astype("string") == "warning").fillna(False)]
+    position_of = {row: position for position, row in enumerate(rows) if row is not None}
+    masks: dict[str, Mask] = {}
+    for record in warnings.to_dict("records"):
+        name, row = _text(record.get("field")), _text(record.get("row"))
+        if name not in FIELDS or row is None:
+            continue
+        position = position_of.get(int(float(row)))
+        if position is None:
+            continue
+        masks.setdefault(name, np.zeros(len(rows), dtype=bool))[position] = True
+        message = _text(record.get("message")) or "the reader warned about this value"
+        flags.setdefault(
+            (position, name), (_text(record.get("column")), _text(record.get("value")), message)
+        )
+    return masks, flags
+
+
+def _masks(flags: pd.DataFrame | None, index: pd.Index[Any]) -> dict[str, Mask]:
+    """Boolean columns of a frame like the sheet's, as masks over its rows (any True only)."""
+    masks: dict[str, Mask] = {}
+    if flags is None or not len(flags.columns):
+        return masks
+    aligned = flags.reindex(index=index)
+    for name in aligned.columns:
+        if name in FIELDS:
+            mask = aligned[name].astype("boolean").fillna(False).to_numpy(dtype=bool)
+            if mask.any():
+                masks[str(name)] = mask
+    return masks
 
 
 def _text(value: Any) -> str | None:

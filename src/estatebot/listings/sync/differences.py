@@ -86,8 +86,9 @@ def field_differences(
 ) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """Which fields of the matched sheet rows differ from their remote listings (rows × FIELDS).
 
-    A blank sheet cell keeps the remote value; a cleared one empties the field. The comparison
-    runs column by column over all matched rows at once.
+    A blank sheet cell keeps the remote value; a cleared one empties the field; a value that came
+    from ``defaults`` only fills an empty field. The comparison runs column by column over all
+    matched rows at once.
     """
     sheet_m = take_rows(ctx.parts.frame, matched)
     remote_m = take_rows(ctx.remote, remote_at)
@@ -113,4 +114,25 @@ def field_differences(
         if clear is not None:
             column |= clear & ~blank_mask(remote_column)
         differs[:, j] = column
+    _keep_own_values(ctx.parts, matched, remote_m, differs)
     return differs
+
+
+def _keep_own_values(
+    parts: SheetParts, matched: Positions, remote_m: pd.DataFrame, differs: Mask
+) -> None:
+    """Unmark the changes a default would make to a listing that has a value of its own.
+
+    A default fills an empty field; it never replaces what the listing already holds.
+    """
+    for name, mask in parts.defaulted.items():
+        j = FIELDS.index(name)
+        fill = mask[matched]
+        if not fill.any():
+            continue
+        if name in STRUCTURED:
+            values = remote_m[name].tolist()
+            own = np.fromiter(map(len, values), dtype=np.int64, count=len(values)) > 0
+        else:
+            own = ~blank_mask(remote_m[name])
+        differs[:, j] &= ~(fill & own)

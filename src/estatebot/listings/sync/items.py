@@ -80,3 +80,21 @@ class InvalidRow:
     key: str | None
     id: int | None
     reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """A sheet value the reader warned about, so the plan does not write it.
+
+    The listing keeps its own value for ``field`` (a new listing is created without it), and
+    ``message`` says what the reader found in cell ``column`` of ``row``. ``accept_flagged=True``
+    plans such values like any other.
+    """
+
+    row: int | None
+    key: str | None
+    id: int | None
+    field: str
+    column: str | None
+    value: str | None
+    message: str

@@ -99,6 +99,7 @@ def plan_sync(
     force_delete_count: int | None = None,
     compare_days_on_market: bool = False,
     tolerances: Mapping[str, float] | None = None,
+    accept_flagged: bool = False,
 ) -> SyncPlan:
     """Plan how to make the remote listings match a sheet; nothing is sent.
 
@@ -112,7 +113,11 @@ def plan_sync(
     rejected rows, whose listings cannot be told apart from missing ones. Listings the export
     marks as unpublished are deleted in any case. ``create_missing=False`` reports new listings
     as ``skipped_create`` instead of planning them. ``tolerances`` replaces the comparison
-    precision of numeric fields by an absolute tolerance.
+    precision of numeric fields by an absolute tolerance. A sheet value the reader warned about
+    (a ZIP that lost its leading zero, a price that disagrees with itself, ...) is held back: the
+    listing keeps its own value and the plan lists it under ``held_back``, unless
+    ``accept_flagged=True``. A value that came from the reader's ``defaults`` fills an empty
+    field only; one from its ``overrides`` is written everywhere.
 
     Raises PlanError for duplicate remote keys, an unknown key, bad options, or when the deletes
     exceed ``max_delete_fraction`` of the remote listings and ``force_delete_count`` does not
@@ -129,6 +134,7 @@ def plan_sync(
             force_delete_count=force_delete_count,
             compare_days_on_market=compare_days_on_market,
             tolerances=tolerances,
+            accept_flagged=accept_flagged,
         )
 
 
@@ -143,6 +149,7 @@ def _plan_sync(
     force_delete_count: int | None,
     compare_days_on_market: bool,
     tolerances: Mapping[str, float] | None,
+    accept_flagged: bool,
 ) -> SyncPlan:
     key_type = parse_key_type(key)
     tolerance_of = check_tolerances(tolerances)
@@ -155,6 +162,7 @@ def _plan_sync(
         "force_delete_count": force_delete_count,
         "compare_days_on_market": bool(compare_days_on_market),
         "tolerances": tolerance_of,
+        "accept_flagged": bool(accept_flagged),
     }
     remote_clean = clean_frame(remote).reset_index(drop=True)
     # The fingerprint reads only the remote side: hash it on another thread while the rows are
@@ -191,8 +199,16 @@ def _plan_rows(
         remote_count=len(remote_clean),
     )
     plan.notes.extend(parts.notes)
-    plan_matched(plan, ctx, options["tolerances"], options["compare_days_on_market"])
-    plan_new(plan, ctx, options["create_missing"])
+    if parts.overrides:
+        # A deliberate overwrite: said in the plan, and kept in its options.
+        shown = ", ".join(f"{name}={value!r}" for name, value in parts.overrides.items())
+        plan.notes.append(f"overrides: {shown} written to every listing, over its own value")
+        plan.options["overrides"] = {name: str(value) for name, value in parts.overrides.items()}
+    accept_flagged = options["accept_flagged"]
+    plan_matched(
+        plan, ctx, options["tolerances"], options["compare_days_on_market"], accept_flagged
+    )
+    plan_new(plan, ctx, options["create_missing"], accept_flagged)
     for position, reasons in ctx.problems.items():
         paired = int(ctx.remote_of[position])
         ident = remote_ids[paired] if paired >= 0 else None

@@ -27,7 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from estatebot.listings import schema
 from estatebot.listings.sync.clean import clean_extension
-from estatebot.listings.sync.items import InvalidRow, ListingRef, PlannedOp
+from estatebot.listings.sync.items import HeldBack, InvalidRow, ListingRef, PlannedOp
 
 #: Rows shown per action in the notebook view.
 HTML_ROWS = 50
@@ -50,6 +50,7 @@ class ShownPlan(Protocol):
     invalid: list[InvalidRow]
     kept: list[ListingRef]
     skipped_create: list[PlannedOp]
+    held_back: list[HeldBack]
     refusals: list[str]
     notes: list[str]
     fingerprint: str
@@ -107,9 +108,9 @@ def to_frame(
     """The plan as a DataFrame.
 
     Long form (default): one row per operation, and one row per changed field of an update,
-    with columns action, key, row, ID, field, before, after, reason. Invalid rows and skipped
-    creates are included (``reason`` holds why); unchanged and kept listings only with
-    ``include_unchanged=True``.
+    with columns action, key, row, ID, field, before, after, reason. Held-back values, invalid
+    rows and skipped creates are included (``reason`` holds why); unchanged and kept listings
+    only with ``include_unchanged=True``.
 
     Wide form: one row per operation with action, key, row, ID, reason, ``changed`` (the
     changed field names) and every listing field's value after the operation.
@@ -138,6 +139,12 @@ def to_frame(
                 records.append({**base, "reason": op.reason})
         columns = list(_LONG_COLUMNS)
     empty = dict.fromkeys(columns)
+    for held in plan.held_back:
+        record = {**empty, "action": "held back", "key": held.key, "row": held.row, "ID": held.id}
+        if not wide:
+            record.update(field=held.field, after=held.value)
+        record["reason"] = f"{held.column or held.field}: {held.message}"
+        records.append(record)
     for bad in plan.invalid:
         records.append(
             {**empty, "action": "invalid", "key": bad.key, "row": bad.row, "ID": bad.id,
@@ -246,6 +253,15 @@ def render_html(plan: ShownPlan) -> str:
         parts.append(
             _section("Invalid", len(plan.invalid), _table(["row", "key", "reasons"], rows))
         )
+    if plan.held_back:
+        rows = [
+            f"<tr><td>{_e(h.row)}</td><td>{_e(h.key)}</td><td>{_e(h.column or h.field)}</td>"
+            f"<td>{_e(h.value)}</td><td>{_e(h.message)}</td></tr>"
+            for h in plan.held_back[:HTML_ROWS]
+        ]
+        table = _table(["row", "key", "column", "value", "why"], rows)
+        title = "Held back (the reader warned: the listing keeps its value; accept_flagged=True)"
+        parts.append(_section(title, len(plan.held_back), table))
     if plan.skipped_create:
         rows = [
             f"<tr><td>{_e(op.key)}</td><td>{_e(op.row)}</td></tr>"
@@ -349,6 +365,13 @@ def to_excel(plan: ShownPlan, path: str | PathLike[str]) -> Path:
         ["row", "key", "ID", "reasons"],
         ([r.row, r.key, r.id, "; ".join(r.reasons)] for r in plan.invalid),
     )
+    if plan.held_back:
+        held = book.create_sheet("Held back")
+        _write(
+            held,
+            ["row", "key", "ID", "field", "column", "value", "why"],
+            ([h.row, h.key, h.id, h.field, h.column, h.value, h.message] for h in plan.held_back),
+        )
     unchanged = book.create_sheet("Unchanged")
     _write(unchanged, ["key", "row", "ID"], ([r.key, r.row, r.id] for r in plan.unchanged))
     if plan.kept:

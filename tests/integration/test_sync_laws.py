@@ -1,0 +1,179 @@
+"""The laws of the sync, each held over HTTP against the emulator (see the README's Guarantees).
+
+The emulator serves the 200-listing sample market of ``sample_data/`` (``seed="demo"``); sheets
+are the sample exports, or the pulled listings written to a file and read back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import estatebot as eb
+from estatebot.emulator import EmulatorServer, running
+from estatebot.listings import write_frame
+from estatebot.sample import READ_OPTIONS
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+
+
+@pytest.fixture
+def market() -> Iterator[EmulatorServer]:
+    """The emulator holding the sample market (200 listings)."""
+    with running() as server:
+        yield server
+
+
+@pytest.fixture
+def client(market: EmulatorServer) -> Iterator[eb.Client]:
+    with eb.Client(
+        base_url=market.base_url, api_key=market.api_key, session_key=market.session_key
+    ) as made:
+        yield made
+
+
+def pull(client: eb.Client, market: EmulatorServer) -> pd.DataFrame:
+    return eb.pull_listings(client, market.serial, progress=False)
+
+
+def changed_fields(plan: eb.SyncPlan) -> Counter[str]:
+    return Counter(change.field for op in plan.updates for change in op.changes)
+
+
+# --------------------------------------------------------------------------- law 1
+
+
+def test_defaults_never_overwrite_a_listings_own_value(
+    client: eb.Client, market: EmulatorServer
+) -> None:
+    # The portal export has no parking column: the recipe's ParkingSpots=0 and LotArea=0 fill
+    # only listings without a value, and every sample listing has both.
+    remote = pull(client, market)
+    assert remote["ParkingSpots"].notna().all()
+    assert (remote["ParkingSpots"] > 0).sum() > 100
+    sheet = eb.read_sheet(SAMPLE / "portal_export.csv", **READ_OPTIONS["portal"])
+    assert sheet.defaulted["ParkingSpots"].all()
+    plan = eb.plan_sync(sheet, remote)
+    assert plan.updates
+    assert changed_fields(plan)["ParkingSpots"] == 0
+    assert changed_fields(plan)["LotArea"] == 0
+    eb.apply_plan(plan, client, market.serial, progress=False)
+    after = pull(client, market).set_index("MLSNumber")
+    before = remote.set_index("MLSNumber")
+    assert after["ParkingSpots"].equals(before["ParkingSpots"])
+
+
+def test_defaults_fill_empty_fields_and_new_listings(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    empty = remote["HOAMonth"].isna()
+    assert 0 < empty.sum() < len(remote)
+    sheet_frame = remote.drop(columns=["HOAMonth"])
+    new = sheet_frame.iloc[[0]].assign(
+        MLSNumber="NEW-1", Url="https://homes.example/new-1", ID=pd.NA
+    )
+    path = write_frame(pd.concat([sheet_frame, new], ignore_index=True), tmp_path / "sheet.xlsx")
+    sheet = eb.read_sheet(path, defaults={"HOAMonth": 0, "AreaUnit": "Square Feet"})
+    plan = eb.plan_sync(sheet, remote)
+    assert {op.key for op in plan.updates} == set(remote.loc[empty, "MLSNumber"])
+    assert changed_fields(plan) == Counter({"HOAMonth": int(empty.sum())})
+    assert [op.key for op in plan.creates] == ["NEW-1"]
+    assert plan.creates[0].body is not None
+    assert plan.creates[0].body["HOAMonth"] == 0
+    report = eb.apply_plan(plan, client, market.serial, progress=False)
+    assert report.ok, report
+    after = pull(client, market).set_index("MLSNumber")
+    kept = remote.loc[~empty].set_index("MLSNumber")["HOAMonth"]
+    assert after.loc[kept.index, "HOAMonth"].equals(kept)
+    assert (after.loc[remote.loc[empty, "MLSNumber"], "HOAMonth"] == 0).all()
+    assert after.loc["NEW-1", "HOAMonth"] == 0
+
+
+def test_overrides_write_every_listing_and_the_plan_says_so(
+    client: eb.Client, market: EmulatorServer
+) -> None:
+    remote = pull(client, market)
+    sheet = eb.read_sheet(
+        SAMPLE / "mls_export.xlsx",
+        defaults={"CurrencySymbol": "$"},
+        overrides={"ParkingSpots": 0},
+    )
+    plan = eb.plan_sync(sheet, remote)
+    having = int((remote["ParkingSpots"] != 0).sum())
+    assert changed_fields(plan) == Counter({"ParkingSpots": having})
+    assert any("overrides: ParkingSpots=0" in note for note in plan.notes)
+    assert plan.options["overrides"] == {"ParkingSpots": "0"}
+    eb.apply_plan(plan, client, market.serial, progress=False)
+    assert (pull(client, market)["ParkingSpots"] == 0).all()
+
+
+# --------------------------------------------------------------------------- law 4
+
+
+def with_short_zip(remote: pd.DataFrame, path: Path) -> tuple[Path, str, str]:
+    """The pulled listings written back with one ZIP as a number (``02116`` → ``2116``)."""
+    frame = remote.astype({"ZIP": object})
+    at = remote.index[remote["ZIP"].str.startswith("0").fillna(False)][0]
+    frame.loc[at, "ZIP"] = int(remote.loc[at, "ZIP"])
+    return write_frame(frame, path), str(remote.loc[at, "MLSNumber"]), str(remote.loc[at, "ZIP"])
+
+
+def test_a_value_the_reader_warns_about_is_held_back(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    path, key, zip_code = with_short_zip(remote, tmp_path / "sheet.xlsx")
+    sheet = eb.read_sheet(path, defaults={"AreaUnit": "Square Feet"})
+    (warning,) = sheet.warnings.itertuples()
+    plan = eb.plan_sync(sheet, remote)
+    assert plan.is_empty
+    (held,) = plan.held_back
+    assert (held.key, held.field, held.value, held.row) == (key, "ZIP", zip_code[1:], warning.row)
+    assert "leading zero" in held.message
+    assert "1 held back" in plan.summary()
+    assert plan.summary()["held_back"] == 1
+    assert "Held back" in plan._repr_html_()
+    assert (plan.to_frame()["action"] == "held back").sum() == 1
+    again = eb.SyncPlan.load(plan.save(tmp_path / "plan.json"))
+    assert again.held_back == plan.held_back
+    eb.apply_plan(plan, client, market.serial, progress=False)
+    assert pull(client, market).set_index("MLSNumber").loc[key, "ZIP"] == zip_code
+
+
+def test_accept_flagged_plans_the_warned_value(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    path, key, zip_code = with_short_zip(remote, tmp_path / "sheet.xlsx")
+    sheet = eb.read_sheet(path, defaults={"AreaUnit": "Square Feet"})
+    plan = eb.plan_sync(sheet, remote, accept_flagged=True)
+    assert not plan.held_back
+    (update,) = plan.updates
+    assert update.key == key
+    assert [(c.field, c.before, c.after) for c in update.changes] == [
+        ("ZIP", zip_code, zip_code[1:])
+    ]
+
+
+def test_a_new_listing_is_created_without_the_warned_value(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    at = remote.index[remote["ZIP"].str.startswith("0").fillna(False)][0]
+    new = (
+        remote.loc[[at]]
+        .astype({"ZIP": object})
+        .assign(MLSNumber="NEW-Z", Url="https://homes.example/new-z", ID=pd.NA)
+    )
+    new["ZIP"] = int(remote.loc[at, "ZIP"])
+    path = write_frame(pd.concat([remote.astype({"ZIP": object}), new]), tmp_path / "s.xlsx")
+    plan = eb.plan_sync(eb.read_sheet(path, defaults={"AreaUnit": "Square Feet"}), remote)
+    (create,) = plan.creates
+    assert create.body is not None
+    assert create.body.get("ZIP") in (None, "")
+    assert [(h.key, h.field) for h in plan.held_back] == [("NEW-Z", "ZIP")]
