@@ -11,11 +11,14 @@ has changes; ``test-chat`` exits 1 when any case fails.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from estatebot.api.errors import EstatebotError
+
+if TYPE_CHECKING:
+    from estatebot.listings.sync.artifact import PlanArtifact
 
 app = typer.Typer(
     name="estatebot",
@@ -34,13 +37,13 @@ ProgressOption = Annotated[
 ]
 
 
-def _defaults(pairs: list[str]) -> dict[str, str]:
+def _defaults(pairs: list[str], option: str = "--default") -> dict[str, str]:
     """``FIELD=VALUE`` options as a dict; a malformed one is a usage error naming it."""
     out: dict[str, str] = {}
     for pair in pairs:
         field, sep, value = pair.partition("=")
         if not sep or not field.strip():
-            raise typer.BadParameter(f"expected FIELD=VALUE, got {pair!r}", param_hint="--default")
+            raise typer.BadParameter(f"expected FIELD=VALUE, got {pair!r}", param_hint=option)
         out[field.strip()] = value.strip()
     return out
 
@@ -133,14 +136,27 @@ def plan(
         typer.Option(
             "--default",
             help="FIELD=VALUE for a field the sheet lacks or leaves blank, e.g. CurrencySymbol=$ "
-            "(repeatable).",
+            "(repeatable). It fills empty fields only: never a listing's own value.",
         ),
     ] = None,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="FIELD=VALUE written to every listing, over its own value (repeatable).",
+        ),
+    ] = None,
+    accept_flagged: Annotated[
+        bool,
+        typer.Option("--accept-flagged", help="Plan the values the reader warned about too."),
+    ] = False,
     progress: ProgressOption = True,
 ) -> None:
     """Plan the sync of a spreadsheet: print the summary, save the plan and an xlsx preview.
 
-    Exit 0 when nothing would change, 2 when the plan has changes, 1 on an error.
+    Exit 0 when the listings are in step with the sheet (every row valid, nothing to change),
+    2 when the plan has changes, 3 when rows are invalid or held back (whatever else the plan
+    does), 1 on an error.
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
@@ -148,7 +164,12 @@ def plan(
     from estatebot.listings.sync.plan import plan_sync
 
     try:
-        read = read_sheet(sheet, key=key, defaults=_defaults(default or []))
+        read = read_sheet(
+            sheet,
+            key=key,
+            defaults=_defaults(default or []),
+            overrides=_defaults(overrides or [], option="--set"),
+        )
         typer.echo(read.summary())
         with Client() as client:
             remote = pull_listings(client, serial, progress=progress)
@@ -159,6 +180,7 @@ def plan(
             delete_missing=delete_missing,
             create_missing=not no_create,
             force_delete_count=force_delete_count,
+            accept_flagged=accept_flagged,
         )
         made.save(out)
         preview = made.to_excel(out.with_suffix(".xlsx"))
@@ -166,7 +188,14 @@ def plan(
         raise _fail(error) from None
     typer.echo(str(made))
     typer.echo(f"plan saved to {out}; preview in {preview}")
-    raise typer.Exit(code=0 if made.is_empty else 2)
+    raise typer.Exit(code=_plan_exit_code(made))
+
+
+def _plan_exit_code(made: PlanArtifact) -> int:
+    """0 in step, 2 changes, 3 rows invalid or held back: a sheet not in step is never 0."""
+    if made.invalid or made.held_back:
+        return 3
+    return 0 if made.is_empty else 2
 
 
 @app.command()

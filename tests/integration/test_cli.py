@@ -182,3 +182,27 @@ def test_serve_prints_its_address_and_answers() -> None:
     finally:
         child.terminate()
         child.wait(timeout=10)
+
+
+def test_plan_exits_3_when_rows_are_invalid_or_held_back(demo: Any, tmp_path: Path) -> None:
+    # Invalid is not in sync: rows the reader rejects give their own code, with or without
+    # changes beside them.
+    pitfalls = invoke(
+        demo, "plan", str(SAMPLES / "mls_export_pitfalls.xlsx"), "--default", "CurrencySymbol=$",
+        "--out", str(tmp_path / "pitfalls.json"),
+    )  # fmt: skip
+    assert pitfalls.exit_code == 3, pitfalls.output
+    saved = json.loads((tmp_path / "pitfalls.json").read_text())
+    assert saved["invalid"] or saved["held_back"]
+
+
+def test_plan_set_overrides_every_listing(demo: Any, tmp_path: Path) -> None:
+    done = invoke(
+        demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--default", "CurrencySymbol=$",
+        "--set", "ParkingSpots=0", "--out", str(tmp_path / "plan.json"),
+    )  # fmt: skip
+    assert done.exit_code == 2, done.output
+    assert "overrides: ParkingSpots=0" in done.output
+    bad = invoke(demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--set", "ParkingSpots")
+    assert bad.exit_code == 2
+    assert "--set" in bad.output
