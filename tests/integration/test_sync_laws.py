@@ -177,3 +177,50 @@ def test_a_new_listing_is_created_without_the_warned_value(
     assert create.body is not None
     assert create.body.get("ZIP") in (None, "")
     assert [(h.key, h.field) for h in plan.held_back] == [("NEW-Z", "ZIP")]
+
+
+# --------------------------------------------------------------------------- law 3
+
+
+def test_two_export_styles_of_one_market_plan_nothing_after_the_first_sync(
+    client: eb.Client, market: EmulatorServer
+) -> None:
+    styles = [
+        SAMPLE / "mls_system_export.xlsx",
+        SAMPLE / "mls_export.xlsx",
+        SAMPLE / "mls_system_export.xlsx",
+        SAMPLE / "mls_export.xlsx",
+    ]
+    for turn, path in enumerate(styles):
+        sheet = eb.read_sheet(path, defaults={"CurrencySymbol": "$"})
+        plan = eb.plan_sync(sheet, pull(client, market))
+        if turn:
+            assert plan.is_empty, (path.name, plan.summary(), changed_fields(plan))
+        eb.apply_plan(plan, client, market.serial, progress=False)
+
+
+def test_extension_keys_merge_by_key_and_a_cleared_cell_removes_its_key(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    pools = remote["ExtensionColumn"].map(lambda ext: "Pool" in ext and len(ext) > 1)
+    target = str(remote.loc[pools, "MLSNumber"].iloc[0])
+    own = dict(remote.loc[pools, "ExtensionColumn"].iloc[0])
+    frame = remote.drop(columns=["ExtensionColumn"]).assign(Waterfront=None, Pool=None)
+    at = frame.index[frame["MLSNumber"] == target][0]
+    frame.loc[at, "Waterfront"] = "Yes"
+    frame.loc[at, "Pool"] = "#CLEAR"
+    sheet = eb.read_sheet(
+        write_frame(frame, tmp_path / "s.xlsx"), defaults={"AreaUnit": "Square Feet"}
+    )
+    plan = eb.plan_sync(sheet, remote)
+    (update,) = plan.updates
+    assert update.key == target
+    (change,) = update.changes
+    assert change.field == "ExtensionColumn"
+    assert change.before == {"Pool": own["Pool"]}
+    assert change.after == {"Waterfront": "Yes"}
+    eb.apply_plan(plan, client, market.serial, progress=False)
+    after = pull(client, market).set_index("MLSNumber").loc[target, "ExtensionColumn"]
+    expected = {k: v for k, v in own.items() if k != "Pool"} | {"Waterfront": "Yes"}
+    assert after == expected

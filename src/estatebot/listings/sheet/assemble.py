@@ -73,18 +73,28 @@ def gather_extensions(
     inputs: Inputs,
     fields: Fields,
     issues: Issues,
-) -> pd.Series:
+) -> tuple[pd.Series, list[list[str]]]:
+    """Each row's ExtensionColumn, and the extension keys whose cell holds the clear token.
+
+    The extras are the ExtensionColumn column (JSON or ``key: value`` text), every header nothing
+    else maps, the listing key and the RESO status kept by rule. A cleared extension cell asks
+    to remove that key from the listing (a plan merges the rest with the listing's own keys).
+    """
     n = inputs.n
     names: list[str] = []
     texts: list[ObjectArray] = []
+    removed: list[list[str]] = [[] for _ in range(n)]
     for match in matches:
         if match.how == "extension" or match.source == "ListingKey":
             label = LISTING_KEY if match.source == "ListingKey" else match.header
             while label in names:
                 label = f"{label} (2)"
             names.append(label)
-            values, _ = cell_rules.as_text(columns[match.position])
+            column = columns[match.position]
+            values, _ = cell_rules.as_text(column)
             texts.append(objects(values))
+            for i in np.flatnonzero(column.cleared).tolist():
+                removed[i].append(label)
     rows: list[dict[str, str]] = [{} for _ in range(n)]
     given = inputs.get("ExtensionColumn")
     if given is not None:
@@ -110,7 +120,7 @@ def gather_extensions(
     for i, status in enumerate(fields.status_kept):
         if status is not None:
             rows[i] = {**rows[i], STATUS_KEY: status}
-    return pd.Series(rows, dtype=object)
+    return pd.Series(rows, dtype=object), removed
 
 
 def _parse_extension(text: str) -> dict[str, str] | None:
@@ -216,6 +226,12 @@ def assemble(
     cleared = pd.DataFrame(
         {f: mask[valid] for f, mask in fields.cleared.items() if mask.any()}, index=index
     ).astype(bool)
+    cleared_keys = pd.Series(
+        {int(rows[p]): sorted(fields.extension_cleared[p]) for p in np.flatnonzero(valid)
+         if fields.extension_cleared and fields.extension_cleared[p]},
+        dtype=object,
+    )  # fmt: skip
+    cleared_keys.index.name = "row"
     defaulted = pd.DataFrame(
         {f: mask[valid] for f, mask in fields.defaulted.items() if mask[valid].any()}, index=index
     ).astype(bool)
@@ -237,6 +253,7 @@ def assemble(
         source=name,
         rows_read=n,
         defaulted=defaulted,
+        cleared_keys=cleared_keys,
     )
 
 

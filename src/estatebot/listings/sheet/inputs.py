@@ -92,6 +92,8 @@ class Fields:
     #: Per field, the rows whose value came from ``defaults``, not from the sheet: a plan uses
     #: such a value only where the listing has none.
     defaulted: dict[str, BoolArray] = field(default_factory=dict)
+    #: Per row, the ExtensionColumn keys whose cell holds the clear token (to be removed).
+    extension_cleared: list[list[str]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -133,7 +133,9 @@ def read_sheet(
     inputs = type_sources(len(rows), by_source, issues)
     options = Options(typed_defaults, status_table, decimal_baths, lot_factor, typed_overrides)
     fields = derive(inputs, options, issues)
-    fields.values["ExtensionColumn"] = gather_extensions(matches, columns, inputs, fields, issues)
+    fields.values["ExtensionColumn"], fields.extension_cleared = gather_extensions(
+        matches, columns, inputs, fields, issues
+    )
     headers = field_headers(matches)
     validate(fields, issues, headers, key_column, rows)
     sheet = assemble(name, rows, fields, issues, matches, key_column)

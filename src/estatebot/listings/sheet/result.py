@@ -29,7 +29,9 @@ class Sheet:
     valid rows, the fields where the clear token asked to empty the field; ``defaulted`` marks
     those whose value came from ``defaults`` rather than the sheet (a plan fills a listing's empty
     field with such a value, and never overwrites one); ``overrides`` holds the values set on
-    every row on purpose (a plan writes them everywhere). ``unpublished`` lists
+    every row on purpose (a plan writes them everywhere); ``cleared_keys`` lists, by row, the
+    ExtensionColumn keys whose cell holds the clear token (a plan removes just those keys and
+    keeps the listing's others). ``unpublished`` lists
     the rows left out because their status (Withdrawn, Expired, ...) says the listing must not
     be published, with their key, so a plan can make the remote copy a delete candidate.
     """
@@ -42,6 +44,7 @@ class Sheet:
     source: str
     rows_read: int = 0
     defaulted: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cleared_keys: pd.Series = field(default_factory=lambda: pd.Series(dtype=object))
     overrides: dict[str, object] = field(default_factory=dict)
 
     @property

@@ -113,6 +113,12 @@ def plan_matched(
     rows_at, fields_at = np.nonzero(differs[to_update])
     changed_fields = {FIELDS[j] for j in set(fields_at.tolist())}
     afters = ctx.parts.json_columns(sheet_at, [f for f in FIELDS if f in changed_fields])
+    if "ExtensionColumn" in afters:
+        # Merged by key into the listing's own mapping: the sheet never drops a key it omits.
+        afters["ExtensionColumn"] = [
+            ctx.parts.merged_extension(int(p), remote)
+            for p, remote in zip(sheet_at, before_columns["ExtensionColumn"], strict=True)
+        ]
     cleared_u = {name: mask[to_update] for name, mask in cleared_m.items()}
 
     # The body is the remote listing with exactly the planned changes laid over it.
@@ -123,7 +129,9 @@ def plan_matched(
         clear = cleared_u.get(name)
         after = empty_like(name) if clear is not None and clear[i] else afters[name][i]
         data[name][i] = after
-        if name not in schema.UNLISTED_COLUMNS:  # the remote value is unknown: not a change
+        if name == "ExtensionColumn":
+            changes[i].append(_key_change(before_columns[name][i], after))
+        elif name not in schema.UNLISTED_COLUMNS:  # the remote value is unknown: not a change
             changes[i].append(Change(name, before_columns[name][i], after))
     keys = [present_key(k) for k in pick(ctx.sheet_keys, sheet_at)]
     data["Key"], data["KeyType"] = keys, [ctx.key_type.value] * m
@@ -142,6 +150,16 @@ def plan_matched(
                 f"{count} field{'s' if count != 1 else ''} changed",
             )
         )  # fmt: skip
+
+
+def _key_change(before: dict[str, str], after: dict[str, str]) -> Change:
+    """An ExtensionColumn change, key by key: only the keys set, changed or removed."""
+    names = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    return Change(
+        "ExtensionColumn",
+        {k: before[k] for k in names if k in before},
+        {k: after[k] for k in names if k in after},
+    )
 
 
 def _hold_back(

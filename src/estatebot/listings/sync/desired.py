@@ -7,7 +7,7 @@ Part of planning (:mod:`estatebot.listings.sync.plan`): :func:`sheet_parts` norm
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -93,6 +93,21 @@ class SheetParts:
     flagged: dict[str, Mask] = field(default_factory=dict)
     #: (position, field) → (column, value, message) of each flagged cell.
     flags: dict[tuple[int, str], tuple[str | None, str | None, str]] = field(default_factory=dict)
+    #: position → ExtensionColumn keys the sheet clears (only rows with any).
+    cleared_keys: dict[int, frozenset[str]] = field(default_factory=dict)
+
+    def merged_extension(self, position: int, remote: Mapping[str, str]) -> dict[str, str]:
+        """The listing's ExtensionColumn after the sheet row at ``position`` is laid over it.
+
+        Keys the sheet gives set or replace their own value; keys only the listing has stay;
+        keys the sheet clears are removed.
+        """
+        raw = self.structured.get("ExtensionColumn")
+        own = clean_extension(raw[position]) if raw is not None else {}
+        merged = {**remote, **own}
+        for name in self.cleared_keys.get(position, ()):
+            merged.pop(name, None)
+        return merged
 
     def structured_values(self, name: str, positions: Sequence[int]) -> list[Any]:
         """Clean values of a structured column at the given positions."""
@@ -160,6 +175,7 @@ def sheet_parts(sheet: SheetLike | pd.DataFrame, key_column: str) -> SheetParts:
     rejected, notes = _rejections(sheet, set(rows))
     unpublished = _unpublished(sheet.unpublished, key_column)
     flagged, flags = _flagged(sheet.issues, rows)
+    cleared_keys = _cleared_keys(getattr(sheet, "cleared_keys", None), rows)
     return SheetParts(
         frame,
         structured,
@@ -172,7 +188,23 @@ def sheet_parts(sheet: SheetLike | pd.DataFrame, key_column: str) -> SheetParts:
         overrides,
         flagged,
         flags,
+        cleared_keys,
     )
+
+
+def _cleared_keys(
+    by_row: pd.Series | None, rows: Sequence[int | None]
+) -> dict[int, frozenset[str]]:
+    """The ExtensionColumn keys each kept row clears, by position."""
+    if by_row is None or not len(by_row):
+        return {}
+    position_of = {row: position for position, row in enumerate(rows) if row is not None}
+    out: dict[int, frozenset[str]] = {}
+    for row, names in zip(by_row.index.tolist(), by_row.tolist(), strict=True):
+        position = position_of.get(int(row))
+        if position is not None and names:
+            out[position] = frozenset(str(name) for name in names)
+    return out
 
 
 def _flagged(

@@ -49,7 +49,9 @@ def _structured_differs(
     """
     differs = np.zeros(len(matched), dtype=bool)
     raw = parts.structured[name]
-    if raw is not None:
+    if name == "ExtensionColumn":
+        differs = _extension_differs(parts, matched, remote_values)
+    elif raw is not None:
         sheet_values = pick(raw, matched)
         clean = cleaner(name)
         for i in np.flatnonzero(~_equal_as_given(sheet_values, remote_values)).tolist():
@@ -58,6 +60,23 @@ def _structured_differs(
     if clear is not None:
         filled = np.fromiter(map(len, remote_values), dtype=np.int64, count=len(remote_values))
         differs = (differs & ~clear) | (clear & (filled > 0))
+    return differs
+
+
+def _extension_differs(parts: SheetParts, matched: Positions, remote_values: list[Any]) -> Mask:
+    """Which matched rows change their listing's ExtensionColumn once merged into it by key."""
+    differs = np.zeros(len(matched), dtype=bool)
+    raw = parts.structured["ExtensionColumn"]
+    if raw is None and not parts.cleared_keys:
+        return differs
+    sheet_values = pick(raw, matched) if raw is not None else [{}] * len(matched)
+    # A row whose sheet mapping equals the listing's as given, and that clears nothing, is settled.
+    unsettled = ~_equal_as_given(sheet_values, remote_values)
+    if parts.cleared_keys:
+        unsettled |= np.isin(matched, list(parts.cleared_keys))
+    for i in np.flatnonzero(unsettled).tolist():
+        remote = remote_values[i]
+        differs[i] = parts.merged_extension(int(matched[i]), remote) != remote
     return differs
 
 
