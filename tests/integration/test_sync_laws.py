@@ -224,3 +224,70 @@ def test_extension_keys_merge_by_key_and_a_cleared_cell_removes_its_key(
     after = pull(client, market).set_index("MLSNumber").loc[target, "ExtensionColumn"]
     expected = {k: v for k, v in own.items() if k != "Pool"} | {"Waterfront": "Yes"}
     assert after == expected
+
+
+# --------------------------------------------------------------------------- law 2
+
+
+def test_a_missing_required_column_keeps_the_remote_value(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    remote = remote[remote["SalePrice"].notna()].reset_index(drop=True)
+    frame = remote.drop(columns=["YearBuilt"]).copy()
+    target = str(frame.loc[0, "MLSNumber"])
+    frame.loc[0, "SalePrice"] = float(remote.loc[0, "SalePrice"]) + 1000
+    new = frame.iloc[[1]].assign(MLSNumber="NEW-Y", Url="https://homes.example/new-y", ID=pd.NA)
+    path = write_frame(pd.concat([frame, new], ignore_index=True), tmp_path / "s.xlsx")
+    sheet = eb.read_sheet(path, defaults={"AreaUnit": "Square Feet"})
+    assert sheet.errors.empty
+    plan = eb.plan_sync(sheet, remote)  # the rentals are not in the sheet: kept
+    (update,) = plan.updates
+    assert update.key == target
+    assert "SalePrice" in [c.field for c in update.changes]
+    assert "YearBuilt" not in [c.field for c in update.changes]
+    assert update.body is not None
+    assert update.body["YearBuilt"] == remote.loc[0, "YearBuilt"]
+    (invalid,) = plan.invalid
+    assert invalid.key == "NEW-Y"
+    assert any(reason.startswith("YearBuilt: required") for reason in invalid.reasons)
+    eb.apply_plan(plan, client, market.serial, progress=False)
+    after = pull(client, market).set_index("MLSNumber")
+    assert after.loc[target, "YearBuilt"] == remote.loc[0, "YearBuilt"]
+    assert after.loc[target, "SalePrice"] == remote.loc[0, "SalePrice"] + 1000
+    assert "NEW-Y" not in after.index
+
+    with_default = eb.read_sheet(path, defaults={"AreaUnit": "Square Feet", "YearBuilt": 1990})
+    again = eb.plan_sync(with_default, pull(client, market))
+    assert [op.key for op in again.creates] == ["NEW-Y"]
+    assert not again.updates
+
+
+# --------------------------------------------------------------------------- law 5
+
+
+@pytest.mark.parametrize("suffix", [".xlsx", ".csv", ".parquet"])
+def test_pull_save_read_plan_is_a_no_op(
+    market: EmulatorServer, client: eb.Client, tmp_path: Path, suffix: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from estatebot.cli import app
+
+    target = tmp_path / f"pulled{suffix}"
+    env = {
+        "ESTATEBOT_BASE_URL": market.base_url,
+        "ESTATEBOT_API_KEY": market.api_key,
+        "ESTATEBOT_SESSION_KEY": market.session_key,
+        "ESTATEBOT_PROGRESS": "0",
+    }
+    done = CliRunner().invoke(
+        app, ["pull", "--serial", market.serial, "--out", str(target)], env=env
+    )
+    assert done.exit_code == 0, done.output
+    sheet = eb.read_sheet(target)
+    assert sheet.issues.empty, sheet.summary()
+    plan = eb.plan_sync(sheet, pull(client, market))
+    assert plan.is_empty, plan.summary()
+    assert not plan.invalid
+    assert len(plan.unchanged) == 200

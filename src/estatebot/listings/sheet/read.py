@@ -84,9 +84,14 @@ def read_sheet(
     duplicates are rejected ("MLSNumber", "Url" or "ID"). ``statuses`` maps raw statuses to a
     standard one where an MLS uses its own codes (``{"C": "Closed"}``).
 
-    Raises :class:`SheetError` when the sheet cannot be read as listings at all: a required
-    field with no column and no default, two headers for one field, an unknown field in
-    ``mapping`` or ``defaults``, or a unitless lot column without ``lot_unit``.
+    A required field with no column and no default rejects nothing here: a plan keeps the
+    listing's own value, and only a row that would be created needs the field (a sheet-level
+    warning names the missing column). A blank cell in a required field's column rejects its
+    row, except for ``AreaUnit``, which the service never returns (a pulled file leaves it blank).
+
+    Raises :class:`SheetError` when the sheet cannot be read as listings at all: areas with no
+    unit anywhere, two headers for one field, an unknown field in ``mapping`` or ``defaults``,
+    or a unitless lot column without ``lot_unit``.
     """
     key_column = _key_column(key)
     try:
@@ -120,7 +125,18 @@ def read_sheet(
             severity="warning",
             message="is a header of the mapping that the sheet does not have",
         )
-    _check_required(matches, {**typed_defaults, **typed_overrides}, table.headers)
+    absent = _missing_required(matches, {**typed_defaults, **typed_overrides}, table.headers)
+    for missing in absent:
+        issues.add(
+            [-1],
+            column=None,
+            field=missing,
+            values=None,
+            severity="warning",
+            message="has no column and no default: listings on the service keep their own "
+            f"value, and a new listing cannot be created without it (add a {missing} column, "
+            "mapping= or defaults=)",
+        )
 
     columns = [cell_rules.prepare(raw, clear_token) for raw in table.columns]
     rows, columns = drop_blank_rows(table.rows, columns)
@@ -137,7 +153,7 @@ def read_sheet(
         matches, columns, inputs, fields, issues
     )
     headers = field_headers(matches)
-    validate(fields, issues, headers, key_column, rows)
+    validate(fields, issues, headers, key_column, rows, absent)
     sheet = assemble(name, rows, fields, issues, matches, key_column)
     sheet.overrides = dict(typed_overrides)
     return sheet
@@ -188,9 +204,15 @@ def _typed_defaults(
 # --------------------------------------------------------------------------- sources
 
 
-def _check_required(
+def _missing_required(
     matches: Sequence[HeaderMatch], defaults: Mapping[str, Any], headers: Sequence[str]
-) -> None:
+) -> list[str]:
+    """The required fields no header and no default gives.
+
+    Such a sheet still reads: the listings it updates keep their own value of those fields, and
+    only the rows that would be created need them (a plan says so, row by row). The exception is
+    a sheet with areas but no unit anywhere: its numbers cannot be read, and it is refused.
+    """
     sources = {m.source for m in matches if m.source is not None}
     produced = {SOURCES[s].field for s in sources}
     missing = []
@@ -200,14 +222,16 @@ def _check_required(
         if any(s in sources for s in ALSO_PRODUCES.get(name, ())):
             continue
         missing.append(name)
-    if missing:
-        listed = ", ".join(missing)
+    areas = sorted(s for s in sources if SOURCES[s].field in ("BuildingArea", "LotArea"))
+    if "AreaUnit" in missing and any(s != "LotSize" for s in areas):
         seen = ", ".join(repr(h) for h in headers) or "none"
         raise SheetError(
-            f"required field(s) {listed} missing: no header maps to them and no default is "
-            f"given (pass mapping= or defaults=). Headers seen: {seen}",
-            column=missing[0],
+            "the sheet gives areas but no AreaUnit: no header maps to it and no default is "
+            "given (pass mapping= or defaults={'AreaUnit': 'Square Feet'}). "
+            f"Headers seen: {seen}",
+            column="AreaUnit",
         )
+    return missing
 
 
 def _check_lot_unit(

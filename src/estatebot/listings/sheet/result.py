@@ -113,7 +113,8 @@ class Sheet:
             row, value_cell = issue.row, issue.value
             where = f"row {row}" if isinstance(row, int | np.integer) else "sheet"
             value = f" {value_cell!r}" if isinstance(value_cell, str) else ""
-            lines.append(f"  {issue.severity}: {where}, {issue.column}:{value} {issue.message}")
+            column = str(issue.column if isinstance(issue.column, str) else issue.field)
+            lines.append(f"  {issue.severity}: {where}, {column}:{value} {issue.message}")
         if len(self.issues) > limit:
             lines.append(f"  ... {len(self.issues) - limit} more in .issues")
         return Summary("\n".join(lines), self.counts())

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,6 +49,12 @@ def read_table(
     suffix = path.suffix.lower()
     if suffix == ".xls":
         raise SheetError("old .xls workbooks cannot be read: save the file as .xlsx or .csv")
+    if suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError) as error:
+            raise SheetError(f"{path.name} cannot be read as parquet: {error}") from None
+        return path.name, _table_from_frame(frame)
     if suffix in (".xlsx", ".xlsm") or (
         suffix not in (".csv", ".tsv", ".txt") and zipfile.is_zipfile(path)
     ):
@@ -100,14 +109,28 @@ def _table_from_frame(frame: pd.DataFrame) -> _Table:
 
 
 def _python_scalars(values: ObjectArray) -> ObjectArray:
-    """NumPy scalars (from a typed DataFrame column) as plain Python values."""
+    """Cells of a DataFrame column as a sheet holds them: plain Python scalars, and lists and
+    mappings (a pulled frame's ``Images`` and ``ExtensionColumn``) as the JSON text a file of
+    them holds, which the reader parses back as it does any file's."""
     if all(type(v) in (str, int, float, bool, type(None)) for v in values[:1000]):
         kinds = {type(v) for v in values}
         if kinds <= {str, int, float, bool, type(None)}:
             return values
     out = np.empty(len(values), dtype=object)
-    out[:] = [v.item() if isinstance(v, np.generic) else v for v in values]
+    out[:] = [_cell_of(v) for v in values]
     return out
+
+
+def _cell_of(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        items = [{"Key": str(k), "value": "" if v is None else str(v)} for k, v in value.items()]
+        return json.dumps(items, ensure_ascii=False) if items else None
+    if isinstance(value, list | tuple | np.ndarray):
+        texts = [str(item) for item in value if item is not None]
+        return json.dumps(texts, ensure_ascii=False) if texts else None
+    return value
 
 
 def _split_header(headers: list[str], columns: list[ObjectArray], rows: IntArray) -> _Table:

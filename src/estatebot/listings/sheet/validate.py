@@ -4,14 +4,19 @@ required fields present; every bad cell becomes a row issue.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import date
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from estatebot.listings.schema import FLOAT_COLUMNS, INT_COLUMNS, REQUIRED_COLUMNS
+from estatebot.listings.schema import (
+    FLOAT_COLUMNS,
+    INT_COLUMNS,
+    REQUIRED_COLUMNS,
+    UNLISTED_COLUMNS,
+)
 from estatebot.listings.sheet import rules
 from estatebot.listings.sheet.cells import (
     BoolArray,
@@ -65,9 +70,20 @@ def apply_overrides(
 
 
 def validate(
-    fields: Fields, issues: Issues, headers: Mapping[str, str | None], key: str, rows: IntArray
+    fields: Fields,
+    issues: Issues,
+    headers: Mapping[str, str | None],
+    key: str,
+    rows: IntArray,
+    absent: Collection[str] = (),
 ) -> None:
-    """Check required fields, ranges and Description length; reject duplicate keys."""
+    """Check required fields, ranges and Description length; reject duplicate keys.
+
+    A blank required cell rejects its row: the export has a column for the field and left it
+    empty. Not so for a required field in ``absent`` (no column and no default gives it) nor for
+    one the service never returns (``AreaUnit``, blank in every pulled file): a plan keeps the
+    listing's own value there, and only a row to be created needs it.
+    """
     values = fields.values
     n = len(fields.unpublished)
     published = ~fields.unpublished
@@ -85,6 +101,8 @@ def validate(
             values="#CLEAR",
             message="cannot be cleared: the field is required",
         )
+        if name in absent or name in UNLISTED_COLUMNS:
+            continue
         missing = empty & ~cleared & ~fields.bad.get(name, np.zeros(n, dtype=bool))
         issues.add(
             missing, column=where(name), field=name, values=None, message="is required but empty"

@@ -116,6 +116,7 @@ class RequestBodies:
 
     def __init__(self, model: type[ListingInput]) -> None:
         self.model = model
+        self.update = issubclass(model, ListingUpdate)
         self.names = [name for name in model.model_fields if name != "SerialNumber"]
         self._adapters: dict[str, TypeAdapter[Any]] | None = None
         self._whole: TypeAdapter[list[Any]] | None = None
@@ -142,7 +143,7 @@ class RequestBodies:
                 [{"Key": k, "value": v} for k, v in (d or {}).items()] for d in wire[name]
             ]
         results: list[Outcome | None] = [None] * n
-        for i, reasons in _missing_required(wire, cleared, n).items():
+        for i, reasons in _missing_required(wire, cleared, n, update=self.update).items():
             results[i] = (None, reasons)
         if self._adapters is None:
             return self._build_whole(wire, results)
@@ -208,7 +209,9 @@ def _request(wire: Columns, names: Sequence[str], i: int) -> dict[str, Any]:
     return data
 
 
-def _missing_required(wire: Columns, cleared: Mapping[str, Mask], n: int) -> dict[int, list[str]]:
+def _missing_required(
+    wire: Columns, cleared: Mapping[str, Mask], n: int, *, update: bool
+) -> dict[int, list[str]]:
     """The listings missing a required field, with a reason per field (in the contract's order)."""
     found: dict[int, list[str]] = {}
     for name in schema.REQUIRED_COLUMNS:
@@ -219,6 +222,12 @@ def _missing_required(wire: Columns, cleared: Mapping[str, Mask], n: int) -> dic
         for i in (i for i, value in enumerate(values) if value is None):
             if mask is not None and mask[i]:
                 found.setdefault(i, []).append(f"{name}: cleared, but the field is required")
+            elif update:
+                # Only a field List never returns can be empty on both sides.
+                found.setdefault(i, []).append(
+                    f"{name}: the service does not return it and the sheet gives none "
+                    f"(add a {name} column or defaults=): required, but empty"
+                )
             else:
                 found.setdefault(i, []).append(f"{name}: required, but empty")
     return dict(sorted(found.items()))
