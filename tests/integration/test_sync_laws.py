@@ -291,3 +291,47 @@ def test_pull_save_read_plan_is_a_no_op(
     assert plan.is_empty, plan.summary()
     assert not plan.invalid
     assert len(plan.unchanged) == 200
+
+
+# --------------------------------------------------------------------------- law 6
+
+
+def test_a_plan_edited_by_hand_is_refused_naming_the_operation(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from estatebot.cli import app
+
+    remote = pull(client, market)
+    sheet = eb.read_sheet(SAMPLE / "mls_export_week2.xlsx", defaults={"CurrencySymbol": "$"})
+    plan = eb.plan_sync(sheet, remote)
+    path = plan.save(tmp_path / "plan.json")
+    assert eb.SyncPlan.load(path) == plan  # untouched, it loads as made
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    priced = next(op for op in data["updates"] if op["body"].get("SalePrice"))
+    priced["body"]["SalePrice"] = 1.0
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(eb.PlanError, match=f"update of MLSNumber {priced['key']}"):
+        eb.SyncPlan.load(edited)
+
+    env = {
+        "ESTATEBOT_BASE_URL": market.base_url,
+        "ESTATEBOT_API_KEY": market.api_key,
+        "ESTATEBOT_SESSION_KEY": market.session_key,
+        "ESTATEBOT_PROGRESS": "0",
+    }
+    applied = CliRunner().invoke(app, ["apply", str(edited), "--serial", market.serial], env=env)
+    assert applied.exit_code == 1
+    assert priced["key"] in applied.output
+    assert pull(client, market).set_index("MLSNumber").equals(remote.set_index("MLSNumber"))
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["options"]["delete_missing"] = True
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(eb.PlanError, match="options"):
+        eb.SyncPlan.load(edited)

@@ -624,7 +624,7 @@ def test_save_and_load(tmp_path: Path) -> None:
     assert loaded.operations() == plan.operations()
     data = json.loads(path.read_text())
     assert data["format"] == "estatebot-sync-plan"
-    assert data["version"] == 2  # version 2: the hash scheme of compare.HASH_VERSION 2
+    assert data["version"] == 3  # version 3: sealed; the hash scheme of HASH_VERSION 2
     assert data["fingerprint"] == plan.fingerprint
     for version in (1, 99):  # plans of another hash scheme cannot be applied safely
         data["version"] = version

@@ -10,6 +10,7 @@ only: no planning rules, and no import of the runner (the dependency runs one wa
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,9 +29,10 @@ __all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "PlanArtifact"]
 
 
 PLAN_FORMAT = "estatebot-sync-plan"
-#: Version 2: listing hashes and fingerprints of
-#: :data:`estatebot.listings.sync.hashing.HASH_VERSION` 2.
-PLAN_FORMAT_VERSION = 2
+#: Version 3: sealed (a digest over every operation, and one over the whole plan), with held-back
+#: values; listing hashes and fingerprints of :data:`estatebot.listings.sync.hashing.HASH_VERSION`
+#: 2.
+PLAN_FORMAT_VERSION = 3
 
 
 # --------------------------------------------------------------------------- the plan
@@ -129,7 +131,15 @@ class PlanArtifact:
         return view.to_excel(self, path)
 
     def to_json(self) -> dict[str, Any]:
-        """The whole plan as a JSON-safe dict (the content of :meth:`save`)."""
+        """The whole plan as a JSON-safe dict (the content of :meth:`save`), sealed.
+
+        Every operation carries the digest of its own content, and ``digest`` seals the whole:
+        :meth:`from_json` refuses a plan changed since, naming the first altered operation.
+        """
+        content = self._content()
+        return {**content, "digest": _digest(content)}
+
+    def _content(self) -> dict[str, Any]:
         return {
             "format": PLAN_FORMAT,
             "version": PLAN_FORMAT_VERSION,
@@ -164,7 +174,11 @@ class PlanArtifact:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Self:
-        """A plan from :meth:`to_json`'s dict; raises PlanError on another format or version."""
+        """A plan from :meth:`to_json`'s dict.
+
+        Raises PlanError on another format or version, and on a plan changed since it was made
+        (an operation, a body, an option: a plan is changed by planning again, never by hand).
+        """
         if data.get("format") != PLAN_FORMAT:
             raise PlanError("not a saved sync plan", value=data.get("format"))
         if data.get("version") != PLAN_FORMAT_VERSION:
@@ -173,6 +187,7 @@ class PlanArtifact:
                 "make the plan again",
                 value=data.get("version"),
             )
+        _check_seal(data)
         return cls(
             key_type=data["key_type"],
             creates=[_op_from_json(op) for op in data["creates"]],
@@ -200,7 +215,47 @@ class PlanArtifact:
         return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
+def _digest(content: Any) -> str:
+    """SHA-256 of canonical JSON (sorted keys, no spaces): the same content, the same digest."""
+    text = json.dumps(
+        content, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_OP_LISTS = ("creates", "updates", "deletes", "skipped_create")
+
+
+def _check_seal(data: Mapping[str, Any]) -> None:
+    """Raise PlanError when a saved plan differs from what was sealed, naming where."""
+    if not isinstance(data.get("digest"), str):
+        raise PlanError("the plan has no seal: make the plan again (never by hand)")
+    for name in _OP_LISTS:
+        for position, op in enumerate(data.get(name) or []):
+            unsealed = {k: v for k, v in op.items() if k != "digest"}
+            if op.get("digest") != _digest(unsealed):
+                where = f"row {op.get('row')}" if op.get("row") is not None else f"#{position + 1}"
+                raise PlanError(
+                    f"the plan was changed since it was made: the {op.get('action')} of "
+                    f"{op.get('key_type')} {op.get('key')} ({where}) is not what was planned; "
+                    "a plan is changed by planning again, never by hand",
+                    row=op.get("row"),
+                    value=op.get("key"),
+                )
+    content = {k: v for k, v in data.items() if k != "digest"}
+    if data["digest"] != _digest(content):
+        raise PlanError(
+            "the plan was changed since it was made: its options, counts or listings left alone "
+            "are not what was planned; a plan is changed by planning again, never by hand"
+        )
+
+
 def _op_json(op: PlannedOp) -> dict[str, Any]:
+    item = _op_content(op)
+    return {**item, "digest": _digest(item)}
+
+
+def _op_content(op: PlannedOp) -> dict[str, Any]:
     return {
         "action": op.action,
         "key": op.key,
