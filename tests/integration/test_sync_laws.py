@@ -335,3 +335,74 @@ def test_a_plan_edited_by_hand_is_refused_naming_the_operation(
     edited.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(eb.PlanError, match="options"):
         eb.SyncPlan.load(edited)
+
+
+# --------------------------------------------------------------------------- law 7
+
+
+def week2_plan(client: eb.Client, market: EmulatorServer) -> eb.SyncPlan:
+    sheet = eb.read_sheet(SAMPLE / "mls_export_week2.xlsx", defaults={"CurrencySymbol": "$"})
+    return eb.plan_sync(sheet, pull(client, market))
+
+
+def test_a_journal_speaks_for_one_service_only(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    plan = week2_plan(client, market)
+    journal = tmp_path / "sync.journal"
+    report = eb.apply_plan(plan, client, market.serial, journal=journal, progress=False)
+    assert report.ok
+    with (
+        running() as fresh,
+        eb.Client(
+            base_url=fresh.base_url, api_key=fresh.api_key, session_key=fresh.session_key
+        ) as other,
+    ):
+        before = pull(other, fresh)
+        with pytest.raises(eb.PlanError, match="written for the service at"):
+            eb.apply_plan(plan, other, fresh.serial, journal=journal, progress=False)
+        assert pull(other, fresh).equals(before)
+
+
+def edited_plan(client: eb.Client, market: EmulatorServer, path: Path) -> eb.SyncPlan:
+    """A plan of 3 price changes and 2 new listings, from the pulled listings edited."""
+    remote = pull(client, market)
+    frame = remote[remote["SalePrice"].notna()].reset_index(drop=True)
+    frame.loc[:2, "SalePrice"] = frame.loc[:2, "SalePrice"] + 5000
+    new = frame.iloc[[3, 4]].assign(
+        MLSNumber=["NEW-A", "NEW-B"],
+        Url=["https://homes.example/new-a", "https://homes.example/new-b"],
+        ID=pd.NA,
+    )
+    sheet = eb.read_sheet(
+        write_frame(pd.concat([frame, new], ignore_index=True), path),
+        defaults={"AreaUnit": "Square Feet"},
+    )
+    return eb.plan_sync(sheet, remote)
+
+
+def test_resuming_redoes_what_the_service_does_not_show(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    plan = edited_plan(client, market, tmp_path / "sheet.xlsx")
+    assert (len(plan.creates), len(plan.updates), len(plan.deletes)) == (2, 3, 0)
+    journal, backup = tmp_path / "sync.journal", tmp_path / "backup.xlsx"
+    first = eb.apply_plan(
+        plan, client, market.serial, journal=journal, backup=backup, progress=False
+    )
+    assert first.ok
+    # The service loses the run's effects: updates put back, creates removed.
+    eb.restore(backup, client, market.serial, progress=False)
+    created = [op.key for op in plan.creates]
+    client.listings.delete(market.serial, keys=created, key_type="MLSNumber")
+    again = eb.apply_plan(plan, client, market.serial, journal=journal, progress=False)
+    outcomes = again.frame.set_index("key")["outcome"]
+    assert set(outcomes[[op.key for op in plan.operations()]]) == {"redone"}
+    assert again.summary()["redone"] == 5
+    after = pull(client, market).set_index("MLSNumber")
+    assert set(created) <= set(after.index)
+    for op in plan.updates:
+        assert op.body is not None
+        assert after.loc[op.key, "SalePrice"] == op.body["SalePrice"]
+    third = eb.apply_plan(plan, client, market.serial, journal=journal, progress=False)
+    assert set(third.frame["outcome"]) <= {"skipped (already done)", "unchanged"}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,7 @@ from estatebot.listings.sync.compare import key_values
 from estatebot.listings.sync.journal import Journal
 from estatebot.listings.sync.report import (
     DONE,
+    REDONE,
     SKIPPED,
     UNCHANGED,
     ApplyReport,
@@ -51,7 +53,14 @@ from estatebot.listings.sync.report import (
     outcomes_frame,
 )
 from estatebot.listings.sync.runner import Runner, Task, check_options, plan_hash, tasks_from_plan
-from estatebot.listings.sync.stale import SHOWN_STALE, Checked, Remote, check_targets, stale_error
+from estatebot.listings.sync.stale import (
+    SHOWN_STALE,
+    Checked,
+    Remote,
+    check_targets,
+    shows_done,
+    stale_error,
+)
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
@@ -142,7 +151,13 @@ def apply_plan(
     tasks = tasks_from_plan(plan)
     journal_path = Path(journal) if journal is not None else None
     book = (
-        Journal(journal_path, fingerprint=plan.fingerprint, serial=serial, plan=plan_hash(tasks))
+        Journal(
+            journal_path,
+            fingerprint=plan.fingerprint,
+            serial=serial,
+            plan=plan_hash(tasks),
+            service=str(getattr(client, "base_url", "") or "") or None,
+        )
         if journal_path is not None
         else None
     )
@@ -178,10 +193,19 @@ def _apply(
     delete_chunk: int,
 ) -> ApplyReport:
     records = book.records() if book is not None else {}
-    done = {t.op for t in tasks if (r := records.get(t.op)) is not None and r.done}
-    todo = [t for t in tasks if t.op not in done]
+    journaled = {t.op for t in tasks if (r := records.get(t.op)) is not None and r.done}
     notes: list[str] = []
     outcomes: dict[str, OpOutcome] = {}
+    remote = Remote(pull_listings(client, serial, progress=False)) if tasks else None
+    # What the journal calls done is believed only where the service shows it: an effect that
+    # is missing (another service, a listing put back) is checked and done again, as "redone".
+    redo = {
+        t.op
+        for t in tasks
+        if t.op in journaled and remote is not None and not shows_done(t, remote)
+    }
+    done = journaled - redo
+    todo = [t for t in tasks if t.op not in done]
     for task in tasks:
         if task.op in done:
             record = records[task.op]
@@ -195,11 +219,17 @@ def _apply(
                 message=record.message,
                 attempts=record.attempts or None,
             )
+    if redo:
+        notes.append(
+            f"{len(redo)} operations the journal calls done are not to be seen on the service: "
+            "checked and done again (outcome 'redone')"
+        )
+        # Judged afresh, as never sent: their journal record says nothing of this state.
+        records = {op: record for op, record in records.items() if op not in redo}
 
     backup_path: Path | None = None
     checked = Checked()
-    if todo:
-        remote = Remote(pull_listings(client, serial, progress=False))
+    if todo and remote is not None:
         checked = check_targets(todo, remote, records)
         if checked.stale:
             if not force:
@@ -239,7 +269,10 @@ def _apply(
             tick=bar.update,
         )
         runner.run(checked.send)
-    outcomes.update(runner.outcomes)
+    for op, outcome in runner.outcomes.items():
+        outcomes[op] = (
+            replace(outcome, outcome=REDONE) if op in redo and outcome.outcome == DONE else outcome
+        )
 
     rows = [outcomes[t.op] for t in tasks if t.op in outcomes]
     rows += [

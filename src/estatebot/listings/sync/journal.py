@@ -3,7 +3,10 @@
 The first line is a header naming the plan it belongs to::
 
     {"journal": "estatebot-apply", "version": 1, "fingerprint": "...", "serial": "...",
-     "created": "2024-05-01T12:00:00+00:00"}
+     "plan": "...", "service": "https://usapi.hottask.com", "created": "2024-05-01T12:00:00+00:00"}
+
+The header binds the journal to one target: the service's address, the chatbot and the plan.
+Another target is refused, so an old journal never speaks for a new service.
 
 Every later line is one event of one operation::
 
@@ -61,6 +64,7 @@ class JournalHeader:
     serial: str
     created: str
     plan: str | None = None
+    service: str | None = None
 
 
 @dataclass
@@ -169,6 +173,7 @@ def read_journal(path: str | Path) -> JournalContents:
                 serial=str(item.get("serial")),
                 created=str(item.get("created")),
                 plan=None if item.get("plan") is None else str(item.get("plan")),
+                service=None if item.get("service") is None else str(item.get("service")),
             )
             continue
         if item.get("event") not in EVENTS or not isinstance(item.get("op"), str):
@@ -189,18 +194,33 @@ class Journal:
     """
 
     def __init__(
-        self, path: str | Path, *, fingerprint: str, serial: str, plan: str | None = None
+        self,
+        path: str | Path,
+        *,
+        fingerprint: str,
+        serial: str,
+        plan: str | None = None,
+        service: str | None = None,
     ) -> None:
         self.path = Path(path)
         contents = read_journal(self.path)
         if contents.header is not None:
             _check_header(
-                self.path, contents.header, fingerprint=fingerprint, serial=serial, plan=plan
+                self.path,
+                contents.header,
+                fingerprint=fingerprint,
+                serial=serial,
+                plan=plan,
+                service=service,
             )
             self.header = contents.header
         else:
             self.header = JournalHeader(
-                fingerprint=fingerprint, serial=serial, created=now_iso(), plan=plan
+                fingerprint=fingerprint,
+                serial=serial,
+                created=now_iso(),
+                plan=plan,
+                service=service,
             )
         self.contents = contents
         self._write_lock = threading.Lock()
@@ -229,6 +249,7 @@ class Journal:
                 "serial": self.header.serial,
                 "created": self.header.created,
                 "plan": self.header.plan,
+                "service": self.header.service,
             }
             prefix = json.dumps(header, ensure_ascii=False) + "\n"
         elif contents.unterminated:
@@ -332,8 +353,21 @@ class Journal:
 
 
 def _check_header(
-    path: Path, header: JournalHeader, *, fingerprint: str, serial: str, plan: str | None
+    path: Path,
+    header: JournalHeader,
+    *,
+    fingerprint: str,
+    serial: str,
+    plan: str | None,
+    service: str | None,
 ) -> None:
+    if service is not None and header.service is not None and header.service != service:
+        raise PlanError(
+            f"the journal {path.name} was written for the service at {header.service}, not "
+            f"{service}: its record says nothing of this service; use a new journal file",
+            column="service",
+            value=header.service,
+        )
     if header.serial != serial:
         raise PlanError(
             f"the journal {path.name} belongs to chatbot {header.serial}, not {serial}: "

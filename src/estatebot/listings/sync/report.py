@@ -22,8 +22,10 @@ from estatebot._summary import Summary
 DONE = "done"
 FAILED = "failed"
 SKIPPED = "skipped (already done)"
+#: Done again: the journal called it done, and the service did not show it.
+REDONE = "redone"
 UNCHANGED = "unchanged"
-OUTCOMES: tuple[str, ...] = (DONE, FAILED, SKIPPED, UNCHANGED)
+OUTCOMES: tuple[str, ...] = (DONE, REDONE, FAILED, SKIPPED, UNCHANGED)
 
 #: Columns of :attr:`ApplyReport.frame`, with their dtypes.
 REPORT_DTYPES: dict[str, Any] = {
@@ -111,7 +113,7 @@ class ApplyReport:
             else:
                 word = str(outcome)
             counts[word] = counts.get(word, 0) + 1
-        order = [*_DONE_WORDS.values(), UNCHANGED, SKIPPED, FAILED]
+        order = [*_DONE_WORDS.values(), REDONE, UNCHANGED, SKIPPED, FAILED]
         ordered = {word: counts.pop(word) for word in order if word in counts}
         return {**ordered, **counts}
 

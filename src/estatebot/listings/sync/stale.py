@@ -80,6 +80,17 @@ def shows_body(body: Mapping[str, Any] | None, row: Mapping[str, Any]) -> bool:
     )
 
 
+def shows_done(task: Task, remote: Remote) -> bool:
+    """Whether the service shows ``task``'s effect: the created key there, the update's values
+    on its listing, the deleted key gone."""
+    found = remote.positions(task.key_type, task.key)
+    if task.action == "create":
+        return bool(found)
+    if task.action == "delete":
+        return not found
+    return len(found) == 1 and shows_body(task.body, remote.row(found[0]))
+
+
 def _uncertain(record: OpRecord | None) -> bool:
     """An operation that may have reached the service without us hearing that it did."""
     if record is None:
