@@ -406,3 +406,80 @@ def test_resuming_redoes_what_the_service_does_not_show(
         assert after.loc[op.key, "SalePrice"] == op.body["SalePrice"]
     third = eb.apply_plan(plan, client, market.serial, journal=journal, progress=False)
     assert set(third.frame["outcome"]) <= {"skipped (already done)", "unchanged"}
+
+
+# --------------------------------------------------------------------------- law 8
+
+
+def test_a_create_whose_reply_was_lost_is_not_sent_again(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    # A deployment that accepts duplicates, and cuts every create's reply after committing it.
+    market.store.allow_duplicate_keys()
+    plan = edited_plan(client, market, tmp_path / "sheet.xlsx")
+    created = [op.key for op in plan.creates]
+    market.faults.only = {"RealEstateCreate"}
+    market.faults.drop_rate = 1.0
+    before = market.request_counts["RealEstateCreate"]
+    report = eb.apply_plan(plan, client, market.serial, progress=False)
+    market.faults.clear()
+    assert market.request_counts["RealEstateCreate"] - before == len(created)
+    outcomes = report.frame.set_index("key")
+    assert set(outcomes.loc[created, "outcome"]) == {"done"}
+    assert all("unanswered" in message for message in outcomes.loc[created, "message"])
+    after = pull(client, market)
+    assert after["MLSNumber"].value_counts()[created].tolist() == [1, 1]
+
+
+def test_an_unanswered_create_that_never_landed_is_sent_once_more(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    plan = edited_plan(client, market, tmp_path / "sheet.xlsx")
+    market.faults.only = {"RealEstateCreate"}
+    market.faults.fail_rate = 1.0  # a 500 before anything is written
+    before = market.request_counts["RealEstateCreate"]
+    report = eb.apply_plan(plan, client, market.serial, progress=False)
+    market.faults.clear()
+    # Each create: sent, looked up (absent), sent once more, failed: never more than twice.
+    assert market.request_counts["RealEstateCreate"] - before == 2 * len(plan.creates)
+    assert report.summary()["failed"] == len(plan.creates)
+    assert not set(pull(client, market)["MLSNumber"]) & {op.key for op in plan.creates}
+
+
+def test_the_client_never_retries_a_create_once_sent(
+    market: EmulatorServer, client: eb.Client, tmp_path: Path
+) -> None:
+    body = edited_plan(client, market, tmp_path / "sheet.xlsx").creates[0].body
+    assert body is not None
+    retrying = eb.Client(
+        base_url=market.base_url, api_key=market.api_key, session_key=market.session_key,
+        max_retries=3,
+    )  # fmt: skip
+    market.faults.only = {"RealEstateCreate"}
+    market.faults.fail_rate = 1.0
+    before = market.request_counts["RealEstateCreate"]
+    with pytest.raises(eb.ServerError):
+        retrying.listings.create({**body, "SerialNumber": market.serial})
+    assert market.request_counts["RealEstateCreate"] - before == 1
+    market.faults.clear()
+    market.faults.only = {"RealEstateCreate"}
+    market.faults.throttle_burst = 1  # a 429 did nothing: waited out and sent again
+    market.faults.retry_after_s = 0
+    new_id = retrying.listings.create({**body, "SerialNumber": market.serial})
+    assert isinstance(new_id, int)
+    assert market.request_counts["RealEstateCreate"] - before == 3
+    retrying.close()
+
+
+def test_forced_creates_over_existing_keys_are_reported_from_the_service(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    plan = edited_plan(client, market, tmp_path / "sheet.xlsx")
+    new = plan.creates[0]
+    assert new.body is not None
+    client.listings.create({**new.body, "SerialNumber": market.serial})  # someone was faster
+    report = eb.apply_plan(plan, client, market.serial, force=True, progress=False)
+    row = report.frame.set_index("key").loc[new.key]
+    assert row["outcome"] == "failed"
+    assert row["code"] == 409
+    assert report.summary()["created"] == len(plan.creates) - 1

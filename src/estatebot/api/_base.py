@@ -48,6 +48,9 @@ class Operation:
 
     ``retry_after_send`` says whether another attempt is safe once the request may have reached
     the server. Connect failures prove it did not, so every operation retries those.
+    ``retry_throttled`` says whether a 429 (the server refused the request, so did nothing) is
+    waited out and retried even so: a create is, a chat message is not (the chat shows the
+    rate-limit message instead).
     """
 
     name: str
@@ -55,6 +58,7 @@ class Operation:
     path: str
     credential: Credential
     retry_after_send: bool = True
+    retry_throttled: bool = False
 
 
 EDIT = Operation("Edit", "POST", "/chat/Chatbot/Edit", Credential.API_KEY)
@@ -66,9 +70,17 @@ GET_SESSION = Operation("GetSession", "POST", "/chat/Chatbot/GetSession", Creden
 CLIENT_ASK = Operation(
     "ClientAsk", "POST", "/chat/Chat/ClientAsk", Credential.API_KEY, retry_after_send=False
 )
-# Create is not idempotent, but the service refuses a second listing with the same MLSNumber or
-# Url (409), so a retry can never make a duplicate. The addendum lets it take either key.
-CREATE = Operation("RealEstateCreate", "POST", "/chat/Chatbot/RealEstateCreate", Credential.EITHER)
+# Create is not idempotent, and a deployment need not refuse a second listing with the same
+# MLSNumber or Url: once the request may have gone out it is never sent again blind (the sync
+# runner looks the key up first). The addendum lets it take either key.
+CREATE = Operation(
+    "RealEstateCreate",
+    "POST",
+    "/chat/Chatbot/RealEstateCreate",
+    Credential.EITHER,
+    retry_after_send=False,
+    retry_throttled=True,
+)
 UPDATE = Operation("RealEstateUpdate", "POST", "/chat/Chatbot/RealEstateUpdate", Credential.EITHER)
 LIST = Operation("RealEstateList", "POST", "/chat/Chatbot/RealEstateList", Credential.SESSION_KEY)
 DELETE = Operation("RealEstateDelete", "POST", "/chat/Chatbot/RealEstateDelete", Credential.EITHER)

@@ -50,7 +50,11 @@ class RetryPolicy:
         if _not_sent(exc):
             return True
         if not operation.retry_after_send:
-            return False
+            return (
+                operation.retry_throttled
+                and isinstance(exc, errors.APIError)
+                and 429 in (exc.status_code, exc.code)
+            )
         if isinstance(exc, errors.APIConnectionError):  # reset, dropped, read timeout
             return True
         if isinstance(exc, errors.APIError):

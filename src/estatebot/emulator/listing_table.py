@@ -70,6 +70,15 @@ class ListingTable(ListingCache):
         # One writer under the lock and AUTOINCREMENT: the batch took consecutive IDs.
         return list(range(before + 1, after + 1))
 
+    def allow_duplicate_keys(self) -> None:
+        """Behave like a deployment that does not refuse a second listing with the same MLS
+        number or URL (no 409): for tests of what a client must never do twice."""
+        with self._transaction() as db:
+            db.execute("DROP INDEX IF EXISTS listings_by_mls")
+            db.execute("DROP INDEX IF EXISTS listings_by_url")
+            db.execute("CREATE INDEX IF NOT EXISTS listings_by_mls_any ON listings(serial, mls)")
+            db.execute("CREATE INDEX IF NOT EXISTS listings_by_url_any ON listings(serial, url)")
+
     def create_listing(self, serial: str, data: Mapping[str, Any]) -> int:
         """Insert one listing; returns its ID (raises :class:`ListingConflict`)."""
         return self.add_listings(serial, [data])[0]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,7 @@ from estatebot.listings.sync.stale import (
     Checked,
     Remote,
     check_targets,
+    look_up_created,
     shows_done,
     stale_error,
 )
@@ -267,6 +269,7 @@ def _apply(
             journal=book,
             records=records,
             tick=bar.update,
+            look_up=partial(look_up_created, client, serial),
         )
         runner.run(checked.send)
     for op, outcome in runner.outcomes.items():

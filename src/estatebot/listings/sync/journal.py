@@ -89,6 +89,16 @@ class OpRecord:
         """Started and never answered: the request may or may not have reached the service."""
         return self.last == "started"
 
+    @property
+    def maybe_applied(self) -> bool:
+        """The operation may have reached the service without us hearing that it did."""
+        if self.unconfirmed:
+            return True
+        if self.last != "failed":
+            return False
+        # A rejection (4xx) is definite; a 5xx, a throttle or a transport error may hide a write.
+        return self.code is None or self.code >= 500 or self.code in (408, 429)
+
 
 @dataclass
 class JournalContents:

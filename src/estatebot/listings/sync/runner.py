@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from estatebot.api.errors import APIError, PlanError
+from estatebot.api._retry import NOT_SENT
+from estatebot.api.errors import (
+    APIConnectionError,
+    APIError,
+    ConflictError,
+    PlanError,
+    ServerError,
+)
 from estatebot.listings.sync.journal import Event, Journal, OpRecord, op_id
 from estatebot.listings.sync.report import (
     DONE,
@@ -99,8 +106,10 @@ class Runner:
         journal: Journal | None,
         records: Mapping[str, OpRecord],
         tick: Callable[[int], object],
+        look_up: LookUp | None = None,
     ) -> None:
         self.client = client
+        self.look_up = look_up
         self.serial = serial
         self.concurrency = concurrency
         self.delete_chunk = delete_chunk
@@ -159,19 +168,9 @@ class Runner:
         self._started([task], attempts)
         started = time.monotonic()
         body = {**(task.body or {}), "SerialNumber": self.serial}
+        if task.action == "create":
+            return self._create(task, body, attempts, started)
         try:
-            if task.action == "create":
-                new_id = self.client.listings.create(body)
-                elapsed = (time.monotonic() - started) * 1000
-                return self._finish(
-                    [task],
-                    DONE,
-                    code=200,
-                    message="",
-                    attempts=attempts,
-                    elapsed_ms=elapsed,
-                    id=new_id,
-                )
             count = self.client.listings.update(body, key=task.key, key_type=task.key_type)
         except Exception as error:  # one failing listing never stops the others
             elapsed = (time.monotonic() - started) * 1000
@@ -188,6 +187,58 @@ class Runner:
         return self._finish(
             [task], DONE, code=200, message="", attempts=attempts, elapsed_ms=elapsed
         )
+
+    def _create(
+        self, task: Task, body: dict[str, Any], attempts: int, started: float
+    ) -> list[OpOutcome]:
+        """Send a create; after an unanswered attempt, look the key up before sending again.
+
+        A create is never sent twice blind: when a request may have gone out unanswered (a
+        dropped connection, a timeout, a 5xx), the service is asked for the key, and the create
+        is sent again only when the listing is absent. A 409 right after such an attempt, with
+        the service holding our listing, is our own create: done.
+        """
+        record = self.records.get(task.op)
+        uncertain = record is not None and record.maybe_applied
+        resent = False
+
+        def finish(
+            outcome: str, code: int | None, message: str, id: int | None = None
+        ) -> list[OpOutcome]:
+            elapsed = (time.monotonic() - started) * 1000
+            return self._finish(
+                [task], outcome, code=code, message=message, attempts=attempts,
+                elapsed_ms=elapsed, id=id,
+            )  # fmt: skip
+
+        while True:
+            try:
+                new_id = self.client.listings.create(body)
+            except Exception as error:  # one failing listing never stops the others
+                code, message = _describe(error)
+                ambiguous = _unanswered(error)
+                if not (ambiguous or (uncertain and isinstance(error, ConflictError))):
+                    return finish(FAILED, code, message)
+                if self.look_up is None:
+                    return finish(FAILED, code, message)
+                try:
+                    found = self.look_up(task)
+                except Exception as lookup_error:
+                    _, why = _describe(lookup_error)
+                    return finish(
+                        FAILED, code, f"{message}; unanswered, and the look-up failed: {why}"
+                    )
+                if found is not None:
+                    found_id, matches = found
+                    if matches or ambiguous:
+                        note = "created: the service holds it after an unanswered attempt"
+                        return finish(DONE, code, note, found_id)
+                    return finish(FAILED, code, message)
+                if not ambiguous or resent:
+                    return finish(FAILED, code, message)
+                uncertain, resent = True, True  # absent: the attempt never landed; once more
+                continue
+            return finish(DONE, 200, "", new_id)
 
     def _send_deletes(self, chunk: Sequence[Task]) -> list[OpOutcome]:
         attempts = max(self._attempt_number(t) for t in chunk)
@@ -267,6 +318,19 @@ def _delete_chunks(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:
     for group in by_type.values():
         for start in range(0, len(group), size):
             yield group[start : start + size]
+
+
+#: Looks an unanswered create up: (ID, whether it holds the body), or None when it is absent.
+LookUp = Callable[["Task"], "tuple[int | None, bool] | None"]
+
+
+def _unanswered(error: Exception) -> bool:
+    """Whether a failed request may still have been carried out by the service."""
+    if isinstance(error, APIConnectionError):  # dropped, reset, timed out after sending
+        return not isinstance(error.__cause__, NOT_SENT)
+    if isinstance(error, ServerError):
+        return True
+    return isinstance(error, APIError) and error.status_code == 408
 
 
 def _describe(error: Exception) -> tuple[int | None, str]:

@@ -16,13 +16,14 @@ import pandas as pd
 from estatebot.api.errors import PlanError
 from estatebot.api.models import LIST_RECORD_FIELDS
 from estatebot.listings import schema
+from estatebot.listings.remote.normalize import normalize_records
 from estatebot.listings.sync.compare import canonical_value, key_values
 from estatebot.listings.sync.hashing import frame_hashes
 from estatebot.listings.sync.journal import OpRecord
 from estatebot.listings.sync.runner import Task
 
 if TYPE_CHECKING:
-    pass
+    from estatebot.api.client import Client
 
 
 #: Listing fields that RealEstateList returns, so a pulled listing can show an update's effect.
@@ -80,6 +81,21 @@ def shows_body(body: Mapping[str, Any] | None, row: Mapping[str, Any]) -> bool:
     )
 
 
+def look_up_created(client: Client, serial: str, task: Task) -> tuple[int | None, bool] | None:
+    """The listing an unanswered create may have made: its ID and whether it holds the body.
+
+    None when the service has no listing under the create's key. Asked by MLS number (every
+    create body has one), so one small page answers.
+    """
+    mls = (task.body or {}).get("MLSNumber")
+    page = client.listings.list_page(serial, mls_number=str(mls), page_size=100)
+    remote = Remote(normalize_records(page.records).frame)
+    found = remote.positions(task.key_type, task.key)
+    if not found:
+        return None
+    return remote.id_at(found[0]), shows_body(task.body, remote.row(found[0]))
+
+
 def shows_done(task: Task, remote: Remote) -> bool:
     """Whether the service shows ``task``'s effect: the created key there, the update's values
     on its listing, the deleted key gone."""
@@ -93,14 +109,7 @@ def shows_done(task: Task, remote: Remote) -> bool:
 
 def _uncertain(record: OpRecord | None) -> bool:
     """An operation that may have reached the service without us hearing that it did."""
-    if record is None:
-        return False
-    if record.unconfirmed:
-        return True
-    if record.last != "failed":
-        return False
-    # A rejection (4xx) is definite; a 5xx, a throttle or a transport error may hide a write.
-    return record.code is None or record.code >= 500 or record.code in (408, 429)
+    return record is not None and record.maybe_applied
 
 
 @dataclass
