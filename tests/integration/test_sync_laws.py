@@ -483,3 +483,51 @@ def test_forced_creates_over_existing_keys_are_reported_from_the_service(
     assert row["outcome"] == "failed"
     assert row["code"] == 409
     assert report.summary()["created"] == len(plan.creates) - 1
+
+
+# --------------------------------------------------------------------------- law 9
+
+
+def test_a_pull_that_lost_a_listing_between_pages_drives_no_creates_or_deletes(
+    market: EmulatorServer,
+) -> None:
+    import httpx
+
+    first_key = {"done": False}
+
+    def delete_one_after_page_1(response: httpx.Response) -> None:
+        # A listing of page 1 vanishes while the later pages are still to come: every later
+        # page shifts by one, and one listing slips past unseen.
+        if response.request.url.path.endswith("RealEstateList") and not first_key["done"]:
+            first_key["done"] = True
+            market.store.delete_listings(market.serial, "MLSNumber", [keys[0]])
+
+    with eb.Client(
+        base_url=market.base_url, api_key=market.api_key, session_key=market.session_key
+    ) as plain:
+        keys = pull(plain, market)["MLSNumber"].tolist()
+    hooked = httpx.Client(
+        base_url=market.base_url, event_hooks={"response": [delete_one_after_page_1]}
+    )
+    client = eb.Client(
+        base_url=market.base_url, api_key=market.api_key, session_key=market.session_key,
+        http_client=hooked,
+    )  # fmt: skip
+    with pytest.warns(eb.PullWarning, match="incomplete"):
+        remote = eb.pull_listings(
+            client, market.serial, page_size=20, concurrency=1, progress=False
+        )
+    hooked.close()
+    incomplete = remote.attrs["incomplete"]
+    assert incomplete["expected"] == 199
+    assert "changed while they were pulled" in incomplete["reason"]
+    assert len(remote) < 200
+
+    sheet = eb.read_sheet(SAMPLE / "mls_export.xlsx", defaults={"CurrencySymbol": "$"})
+    plan = eb.plan_sync(sheet, remote, delete_missing=True, max_delete_fraction=1.0)
+    assert not plan.creates
+    assert not plan.deletes
+    assert plan.skipped_create
+    assert any("incomplete" in text for text in plan.refusals)
+    forced = eb.plan_sync(sheet, remote, allow_incomplete=True)
+    assert forced.creates

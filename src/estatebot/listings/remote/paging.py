@@ -40,11 +40,14 @@ class Pager:
     pages: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     missing: list[int] = field(default_factory=list)
     unverified: list[int] = field(default_factory=list)
+    #: Each answered page's ``VirtualCount`` (None where the service gave none), by page.
+    counts: dict[int, int | None] = field(default_factory=dict)
 
     def start(self, first: ListingPage) -> list[int]:
         """Take page 1 and return the first batch of further pages (empty when done)."""
         rows = len(first.records)
         self.pages[1] = first.records
+        self.counts[1] = first.virtual_count
         total = first.virtual_count
         if rows == 0:
             return []
@@ -72,6 +75,7 @@ class Pager:
                 (self.unverified if beyond_count else self.missing).append(number)
                 continue
             self.pages[number] = page.records
+            self.counts[number] = page.virtual_count
             if len(page.records) < self.size:
                 return []
         expected = self.expected_pages
@@ -93,6 +97,28 @@ class Pager:
         # Right after a count that looked correct one page suffices; otherwise fetch in waves.
         width = 1 if trusted else self.concurrency
         return list(range(after + 1, after + 1 + width))
+
+    def shortfall(self, received: int) -> str | None:
+        """Why the listings that arrived may not be all of them, or None when they are.
+
+        The count changing between pages means listings moved while they were pulled, and with
+        offset paging one can slip past unseen; fewer listings than the last count says means
+        some never arrived. Without any count nothing can be told.
+        """
+        counts = [self.counts[n] for n in sorted(self.counts) if self.counts[n] is not None]
+        if self.missing:
+            return f"page(s) {sorted(self.missing)} could not be fetched"
+        if not counts:
+            return None
+        first, last = counts[0], counts[-1]
+        if first != last:
+            return (
+                f"the listings changed while they were pulled (the count went from {first} to "
+                f"{last}): one may have slipped between pages"
+            )
+        if last is not None and received < last:
+            return f"{received} of {last} listings arrived"
+        return None
 
     def records(self) -> list[dict[str, Any]]:
         """Every record, in page order."""

@@ -37,6 +37,23 @@ def _finish(pager: Pager, expand_extensions: bool) -> pd.DataFrame:
     frame = frame.loc[~seen_before].reset_index(drop=True)
     frame.attrs["missing_pages"] = sorted(pager.missing)
     frame.attrs["unverified_pages"] = sorted(pager.unverified)
+    shortfall = pager.shortfall(len(frame))
+    if shortfall is not None:
+        # A listing missing from the pull would be planned as new, or its absence as a delete:
+        # plan_sync refuses both while this is set.
+        counts = [pager.counts[n] for n in sorted(pager.counts) if pager.counts[n] is not None]
+        frame.attrs["incomplete"] = {
+            "reason": shortfall,
+            "received": len(frame),
+            "expected": counts[-1] if counts else None,
+        }
+        if not pager.missing:
+            warnings.warn(
+                f"the pull may be incomplete: {shortfall}; plans made from it create and "
+                "delete nothing (pull again)",
+                PullWarning,
+                stacklevel=3,
+            )
     if pager.unverified and not pager.missing:
         warnings.warn(
             f"the count said every listing arrived, but the check past it (page(s) "

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from estatebot.api.errors import PlanError
 from estatebot.api.models import KeyType
 from estatebot.listings import schema
-from estatebot.listings.sync.items import InvalidRow
+from estatebot.listings.sync.artifact import PlanArtifact
+from estatebot.listings.sync.items import InvalidRow, ListingRef
 
 _NUMERIC: frozenset[str] = frozenset(schema.INT_COLUMNS) | frozenset(schema.FLOAT_COLUMNS)
 
@@ -128,3 +130,26 @@ def refuse_delete_missing(
             "missing from the sheet; fix or remove those rows to delete missing listings"
         )
     return None
+
+
+def hold_for_incomplete_pull(plan: PlanArtifact, incomplete: Mapping[str, Any]) -> None:
+    """Turn a plan's creates into skipped creates and its deletes into kept listings.
+
+    The remote listings were not all pulled: a listing missing from them would be planned as a
+    new one (created twice, or refused), and what is missing cannot be told from what is gone.
+    """
+    reason = str(incomplete.get("reason") or "the pull was incomplete")
+    if not (plan.creates or plan.deletes):
+        plan.notes.append(f"the remote listings may be incomplete ({reason})")
+        return
+    plan.refusals.append(
+        f"the remote listings are incomplete ({reason}): {len(plan.creates)} creates and "
+        f"{len(plan.deletes)} deletes held back; pull again, or pass allow_incomplete=True"
+    )
+    why = f"not created: the pull was incomplete ({reason})"
+    plan.skipped_create.extend(
+        replace(op, action="skipped_create", reason=why) for op in plan.creates
+    )
+    plan.creates = []
+    plan.kept.extend(ListingRef(op.key, op.row, op.id) for op in plan.deletes)
+    plan.deletes = []

@@ -63,6 +63,7 @@ from estatebot.listings.sync.guards import (
     check_fraction,
     check_tolerances,
     guard_deletes,
+    hold_for_incomplete_pull,
     parse_key_type,
     remote_positions,
 )
@@ -100,6 +101,7 @@ def plan_sync(
     compare_days_on_market: bool = False,
     tolerances: Mapping[str, float] | None = None,
     accept_flagged: bool = False,
+    allow_incomplete: bool = False,
 ) -> SyncPlan:
     """Plan how to make the remote listings match a sheet; nothing is sent.
 
@@ -117,7 +119,9 @@ def plan_sync(
     (a ZIP that lost its leading zero, a price that disagrees with itself, ...) is held back: the
     listing keeps its own value and the plan lists it under ``held_back``, unless
     ``accept_flagged=True``. A value that came from the reader's ``defaults`` fills an empty
-    field only; one from its ``overrides`` is written everywhere.
+    field only; one from its ``overrides`` is written everywhere. When ``remote`` is marked
+    incomplete (``attrs["incomplete"]``, set by ``pull_listings``), nothing is created or deleted:
+    a listing missing from the pull would be planned as new; ``allow_incomplete=True`` overrides.
 
     Raises PlanError for duplicate remote keys, an unknown key, bad options, or when the deletes
     exceed ``max_delete_fraction`` of the remote listings and ``force_delete_count`` does not
@@ -135,6 +139,7 @@ def plan_sync(
             compare_days_on_market=compare_days_on_market,
             tolerances=tolerances,
             accept_flagged=accept_flagged,
+            allow_incomplete=allow_incomplete,
         )
 
 
@@ -150,6 +155,7 @@ def _plan_sync(
     compare_days_on_market: bool,
     tolerances: Mapping[str, float] | None,
     accept_flagged: bool,
+    allow_incomplete: bool,
 ) -> SyncPlan:
     key_type = parse_key_type(key)
     tolerance_of = check_tolerances(tolerances)
@@ -163,7 +169,9 @@ def _plan_sync(
         "compare_days_on_market": bool(compare_days_on_market),
         "tolerances": tolerance_of,
         "accept_flagged": bool(accept_flagged),
+        "allow_incomplete": bool(allow_incomplete),
     }
+    incomplete = None if allow_incomplete else remote.attrs.get("incomplete")
     remote_clean = clean_frame(remote).reset_index(drop=True)
     # The fingerprint reads only the remote side: hash it on another thread while the rows are
     # matched and compared (hashing releases the interpreter lock on large buffers).
@@ -171,6 +179,8 @@ def _plan_sync(
         fingerprint = pool.submit(frame_fingerprint, remote_clean, is_clean=True)
         plan = _plan_rows(sheet, remote_clean, key_type, options)
         plan.fingerprint = fingerprint.result()
+    if incomplete:
+        hold_for_incomplete_pull(plan, incomplete)
     return plan
 
 
