@@ -531,3 +531,72 @@ def test_a_pull_that_lost_a_listing_between_pages_drives_no_creates_or_deletes(
     assert any("incomplete" in text for text in plan.refusals)
     forced = eb.plan_sync(sheet, remote, allow_incomplete=True)
     assert forced.creates
+
+
+# --------------------------------------------------------------------------- law 10
+
+
+def test_keys_match_without_case_or_stray_spaces(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    frame = remote.copy()
+    frame.loc[:14, "MLSNumber"] = frame.loc[:14, "MLSNumber"].str.lower()
+    frame.loc[15:19, "MLSNumber"] = " " + frame.loc[15:19, "MLSNumber"] + "  "
+    sheet = eb.read_sheet(
+        write_frame(frame, tmp_path / "s.xlsx"), defaults={"AreaUnit": "Square Feet"}
+    )
+    plan = eb.plan_sync(sheet, remote, delete_missing=True, max_delete_fraction=1.0)
+    assert plan.is_empty, plan.summary()
+    assert len(plan.unchanged) == 200
+
+
+def test_listings_moved_to_new_urls_are_updated_not_created_and_deleted(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    frame = remote.copy()
+    moved = frame.index[:15]
+    frame.loc[moved, "Url"] = frame.loc[moved, "Url"] + "?moved=1"
+    sheet = eb.read_sheet(
+        write_frame(frame, tmp_path / "s.xlsx"), defaults={"AreaUnit": "Square Feet"}
+    )
+    plan = eb.plan_sync(sheet, remote, key="URL", delete_missing=True)
+    assert not plan.creates
+    assert not plan.deletes
+    assert len(plan.updates) == 15
+    assert {c.field for op in plan.updates for c in op.changes} == {"Url"}
+    assert {op.key for op in plan.updates} == set(remote.loc[moved, "Url"])  # the old URLs
+    report = eb.apply_plan(plan, client, market.serial, progress=False)
+    assert report.ok, report
+    after = pull(client, market).set_index("ID")
+    assert len(after) == 200
+    assert after.loc[remote.loc[moved, "ID"], "Url"].tolist() == frame.loc[moved, "Url"].tolist()
+
+
+def test_a_delete_is_not_sent_when_the_create_replacing_its_listing_failed(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    victim = remote.iloc[5]
+    frame = remote.copy()
+    new = frame.iloc[[6]].assign(MLSNumber="NEW-V", Url=victim["Url"], ID=pd.NA)  # its URL
+    sheet = eb.read_sheet(
+        write_frame(pd.concat([frame, new], ignore_index=True), tmp_path / "s.xlsx"),
+        defaults={"AreaUnit": "Square Feet"},
+    )
+    plan = eb.plan_sync(sheet, remote)
+    assert [op.key for op in plan.creates] == ["NEW-V"]
+    # The same listing's delete, as a plan made elsewhere would carry it.
+    cleanup = eb.plan_cleanup(
+        remote, status=None, where=lambda f: f["ID"] == victim["ID"], force_delete_count=1
+    )
+    plan.deletes = list(cleanup.deletes)
+    plan.key_type = cleanup.key_type
+    report = eb.apply_plan(plan, client, market.serial, force=True, progress=False)
+    rows = report.frame.set_index("action")
+    assert rows.loc["create", "outcome"] == "failed"
+    assert rows.loc["delete", "outcome"] == "not sent"
+    assert "Url" in rows.loc["delete", "message"]
+    assert victim["ID"] in set(pull(client, market)["ID"])
+    assert not report.ok

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from estatebot.api import errors, models
 from estatebot.api._base import Call, Operation
 from estatebot.api._redact import redact
+from estatebot.api._retry import NOT_SENT
 
 T = TypeVar("T")
 
@@ -121,11 +122,12 @@ def transport_error(
     Raise it ``from exc``: the retry policy reads the cause to know whether anything was sent.
     """
     detail = redact(str(exc)) or type(exc).__name__
+    sent = not isinstance(exc, NOT_SENT)
     if isinstance(exc, httpx.TimeoutException):
         what = "timed out waiting for the next fragment" if mid_stream else "timed out"
-        return errors.APITimeoutError(f"{what} ({detail})", operation=operation.name)
+        return errors.APITimeoutError(f"{what} ({detail})", operation=operation.name, sent=sent)
     what = "the stream broke off" if mid_stream else "connection failed"
-    return errors.APIConnectionError(f"{what} ({detail})", operation=operation.name)
+    return errors.APIConnectionError(f"{what} ({detail})", operation=operation.name, sent=sent)
 
 
 def is_live_stream(response: httpx.Response) -> bool:

@@ -123,10 +123,15 @@ class ServerError(APIError):
 
 
 class APIConnectionError(EstatebotError):
-    """The transport failed: connection refused or reset, or dropped in the middle of a stream."""
+    """The transport failed: connection refused or reset, or dropped in the middle of a stream.
 
-    def __init__(self, message: str, *, operation: str) -> None:
+    ``sent`` is False when the request certainly never left (the connection could not be made):
+    then the service did nothing. True means it may have been carried out, unanswered.
+    """
+
+    def __init__(self, message: str, *, operation: str, sent: bool = True) -> None:
         self.operation = operation
+        self.sent = sent
         super().__init__(f"{operation}: {message}")
 
 

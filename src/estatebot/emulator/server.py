@@ -249,13 +249,17 @@ def serve(
     store, _emulator, app = _build(
         db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms
     )
-    base_url = f"http://{host}:{port}"
-    print(f"estatebot emulator on {base_url}", flush=True)
-    print(f"  ESTATEBOT_BASE_URL={base_url}")
-    print(f"  ESTATEBOT_API_KEY={DEMO_API_KEY}")
-    print(f"  ESTATEBOT_SESSION_KEY={DEMO_SESSION_KEY}")
-    print(f"  demo chatbot serial: {DEMO_SERIAL}", flush=True)
     try:
-        uvicorn.run(app, host=host, port=port, access_log=False, log_level="info")
+        # Listening before the address is printed: whoever reads it can connect at once, and a
+        # port already taken fails here, before anything says the emulator is up.
+        sock = _bind_socket(host, port)
+        base_url = f"http://{host}:{sock.getsockname()[1]}"
+        print(f"estatebot emulator on {base_url}", flush=True)
+        print(f"  ESTATEBOT_BASE_URL={base_url}")
+        print(f"  ESTATEBOT_API_KEY={DEMO_API_KEY}")
+        print(f"  ESTATEBOT_SESSION_KEY={DEMO_SESSION_KEY}")
+        print(f"  demo chatbot serial: {DEMO_SERIAL}", flush=True)
+        config = uvicorn.Config(app, access_log=False, log_level="info")
+        uvicorn.Server(config).run(sockets=[sock])
     finally:
         store.close()

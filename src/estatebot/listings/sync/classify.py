@@ -15,6 +15,7 @@ import pandas as pd
 from estatebot.api.models import KeyType
 from estatebot.listings import schema
 from estatebot.listings.sync.artifact import PlanArtifact
+from estatebot.listings.sync.compare import match_keys
 from estatebot.listings.sync.differences import field_differences
 from estatebot.listings.sync.guards import refuse_delete_missing
 from estatebot.listings.sync.hashing import frame_hashes
@@ -133,7 +134,9 @@ def plan_matched(
             changes[i].append(_key_change(before_columns[name][i], after))
         elif name not in schema.UNLISTED_COLUMNS:  # the remote value is unknown: not a change
             changes[i].append(Change(name, before_columns[name][i], after))
-    keys = [present_key(k) for k in pick(ctx.sheet_keys, sheet_at)]
+    # The request names the listing as the service knows it (the sheet may write its key in
+    # another case, or give it a new one: see Pairing.match).
+    keys = [present_key(k) for k in pick(ctx.remote_keys, remote_at[to_update])]
     data["Key"], data["KeyType"] = keys, [ctx.key_type.value] * m
     bodies = build_bodies(data, cleared_u, m, update=True)
     rows = pick(ctx.parts.rows, sheet_at)
@@ -237,12 +240,13 @@ def plan_remote_only(plan: PlanArtifact, ctx: Pairing, delete_missing: bool) -> 
             allow_missing = False
     in_sheet = ctx.sheet_key_set
     unpublished_at: dict[str, tuple[int | None, str]] = {}
-    for row, k, status in ctx.parts.unpublished:
+    for row, written, status in ctx.parts.unpublished:
+        (k,) = match_keys([written])
         if k is None:
             continue
         if k in in_sheet:
             plan.notes.append(
-                f"{ctx.key_column} {k!r} is both published and unpublished in the sheet "
+                f"{ctx.key_column} {written!r} is both published and unpublished in the sheet "
                 f"(row {row}, {status}): the published row is used, nothing is deleted"
             )
             continue
@@ -258,8 +262,8 @@ def plan_remote_only(plan: PlanArtifact, ctx: Pairing, delete_missing: bool) -> 
         if k is None:
             unkeyed += 1
             plan.kept.append(ListingRef(None, None, ctx.remote_ids[position]))
-        elif k in unpublished_at:
-            row, status = unpublished_at[k]
+        elif ctx.remote_match[position] in unpublished_at:
+            row, status = unpublished_at[str(ctx.remote_match[position])]
             chosen.append((position, row, f"unpublished in the sheet ({status})"))
         elif allow_missing:
             chosen.append((position, None, "not in the sheet"))

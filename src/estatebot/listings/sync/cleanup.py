@@ -14,7 +14,7 @@ from estatebot.api.models import KeyType
 from estatebot.listings import schema
 from estatebot.listings.sync.classify import collector_paused, delete_ops, planned_at
 from estatebot.listings.sync.clean import NONE, clean_frame
-from estatebot.listings.sync.compare import key_values
+from estatebot.listings.sync.compare import key_values, match_keys
 from estatebot.listings.sync.guards import (
     check_fraction,
     guard_deletes,
@@ -79,7 +79,7 @@ def _plan_cleanup(
     clean = clean_frame(remote).reset_index(drop=True)
     ids: list[int | None] = clean["ID"].to_numpy(dtype=object, na_value=NONE).tolist()
     keys = key_values(clean[key_column], is_clean=True)
-    remote_positions(keys, ids, key_column)
+    remote_positions(match_keys(keys), ids, key_column, shown=keys)
 
     selected = np.zeros(len(clean), dtype=bool)
     criteria: list[str] = []

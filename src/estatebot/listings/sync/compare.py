@@ -23,6 +23,7 @@ compares and :mod:`~estatebot.listings.sync.hashing` hashes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import eq
 from typing import Any
 
@@ -181,3 +182,12 @@ def normalize_key(value: Any, key_column: str) -> str | None:
             return str(value).strip() or None
         return str(int(number)) if number.is_integer() else str(value).strip()
     return str(value).strip() or None
+
+
+def match_keys(keys: Sequence[str | None]) -> list[str | None]:
+    """Keys as they are matched: trimmed text (see :func:`key_values`) without case, and with
+    inner runs of spaces as one, so ``PX0434895`` and ``px0434895`` name one listing."""
+    return [
+        None if k is None else (" ".join(k.split()) if " " in k or "\t" in k else k).casefold()
+        for k in keys
+    ]

@@ -114,7 +114,13 @@ def field_differences(
     differs = np.zeros((len(matched), len(FIELDS)), dtype=bool)
     for j, name in enumerate(FIELDS):
         if name == ctx.key_column:
-            continue  # equal by construction: it is how the rows were paired
+            # Equal by construction (it is how the rows were paired), but where a row was paired
+            # by its other identity: there the key itself changes.
+            moved = ctx.by_identity[matched]
+            if moved.any():
+                column = _text_differs(sheet_m[name], remote_m[name], None)
+                differs[:, j] = column & moved
+            continue
         mask = ctx.parts.cleared.get(name)
         clear = mask[matched] if mask is not None else None
         if name in STRUCTURED:

@@ -82,9 +82,16 @@ def guard_deletes(
         )
 
 
-def remote_positions(keys: list[str | None], ids: Sequence[Any], key_column: str) -> dict[str, int]:
+def remote_positions(
+    keys: list[str | None],
+    ids: Sequence[Any],
+    key_column: str,
+    *,
+    shown: Sequence[str | None] | None = None,
+) -> dict[str, int]:
     """Each remote key's position (unkeyed listings left out).
 
+    ``keys`` are the keys as matched; ``shown`` the same keys as written, for the message.
     Raises PlanError naming every key that appears more than once in the remote listings.
     """
     found: dict[Any, int] = dict(zip(keys, range(len(keys)), strict=True))
@@ -96,18 +103,20 @@ def remote_positions(keys: list[str | None], ids: Sequence[Any], key_column: str
         if text is not None:
             counts[text] = counts.get(text, 0) + 1
     groups: dict[str, list[str]] = {}
+    names: dict[str, str] = {}
     for position, k in enumerate(keys):
         if k is not None and counts[k] > 1:
             ident = ids[position]
-            groups.setdefault(k, []).append(
+            name = names.setdefault(k, str(shown[position] if shown is not None else k))
+            groups.setdefault(name, []).append(
                 f"ID {ident}" if ident is not None else f"position {position + 1}"
             )
-    shown = "; ".join(f"{k!r} ({', '.join(v)})" for k, v in list(groups.items())[:10])
+    listed = "; ".join(f"{k!r} ({', '.join(v)})" for k, v in list(groups.items())[:10])
     more = f"; and {len(groups) - 10} more" if len(groups) > 10 else ""
     first = next(iter(groups))
     raise PlanError(
         f"{len(groups)} {key_column} keys appear more than once in the remote listings, so "
-        f"they cannot be matched: {shown}{more}; remove the duplicates on the service or plan "
+        f"they cannot be matched: {listed}{more}; remove the duplicates on the service or plan "
         "by another key",
         column=key_column,
         value=first,

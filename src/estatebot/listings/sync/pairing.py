@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from estatebot.api.models import KeyType
+from estatebot.listings.sync.compare import key_values, match_keys
 from estatebot.listings.sync.desired import (
     SheetParts,
 )
@@ -75,7 +76,10 @@ class Pairing:
     remote: pd.DataFrame
     remote_keys: list[str | None]
     remote_ids: list[int | None]
-    remote_at: dict[Any, int]  # remote key → position (never None)
+    remote_at: dict[Any, int]  # remote match key → position (never None)
+    # The keys as matched (no case, see compare.match_keys), position for position.
+    sheet_match: list[str | None] = field(default_factory=list)
+    remote_match: list[str | None] = field(default_factory=list)
     # Per sheet position: the matching remote position, or -1.
     remote_of: np.ndarray[Any, np.dtype[np.int64]] = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64)
@@ -83,12 +87,24 @@ class Pairing:
     # Sheet positions that cannot be matched (empty or duplicated key), with the reasons.
     problems: dict[int, list[str]] = field(default_factory=dict)
     usable: Mask = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    # Every key the sheet names, usable or not (their listings are never deleted).
+    # Every key the sheet names (as matched), usable or not (their listings are never deleted).
     sheet_key_set: set[str] = field(default_factory=set)
+    # Sheet positions paired with a listing by its other identity (MLSNumber or Url), not by key.
+    by_identity: Mask = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def match(self) -> None:
-        """Pair sheet rows with remote listings by key; set aside empty and duplicated keys."""
-        keys = self.sheet_keys
+        """Pair sheet rows with remote listings by key; set aside empty and duplicated keys.
+
+        Keys match without case and with spaces folded (``compare.match_keys``). A row whose key
+        no listing has, and a listing no row names, that share the other identity (MLSNumber
+        when the key is URL, Url when it is MLSNumber) are one listing: paired, it is updated
+        (its key changed) rather than created beside a deleted twin.
+        """
+        if not self.sheet_match:
+            self.sheet_match = list(self.sheet_keys)
+        if not self.remote_match:
+            self.remote_match = list(self.remote_keys)
+        keys = self.sheet_match
         present: list[str | None] = keys
         if None in keys:
             for position in [p for p, k in enumerate(keys) if k is None]:
@@ -103,12 +119,13 @@ class Pairing:
             for position, k in enumerate(keys):
                 if k is not None:
                     positions.setdefault(k, []).append(position)
-            for k, found in positions.items():
+            for found in positions.values():
                 if len(found) < 2:
                     continue
                 rows = ", ".join(str(self.parts.rows[p]) for p in found)
+                shown = self.sheet_keys[found[0]]
                 reason = (
-                    f"{self.key_column}: {k!r} is on rows {rows}; every row of a duplicated "
+                    f"{self.key_column}: {shown!r} is on rows {rows}; every row of a duplicated "
                     "key is rejected"
                 )
                 for p in found:
@@ -119,3 +136,29 @@ class Pairing:
         self.usable = np.ones(len(keys), dtype=bool)
         if self.problems:
             self.usable[list(self.problems)] = False
+        self.by_identity = np.zeros(len(keys), dtype=bool)
+        self._pair_by_identity()
+
+    def _pair_by_identity(self) -> None:
+        other = {"MLSNumber": "Url", "Url": "MLSNumber"}.get(self.key_column)
+        unmatched = np.flatnonzero(self.usable & (self.remote_of < 0))
+        if other is None or not len(unmatched) or other not in self.parts.frame.columns:
+            return
+        taken = np.zeros(len(self.remote_keys), dtype=bool)
+        taken[self.remote_of[self.remote_of >= 0]] = True
+        remote_other = match_keys(key_values(self.remote[other], is_clean=True))
+        owners: dict[str, int] = {}
+        for position in np.flatnonzero(~taken).tolist():
+            value = remote_other[position]
+            if value is not None:
+                # A value two listings share names neither: leave it alone.
+                owners[value] = -1 if value in owners else position
+        if not owners:
+            return
+        sheet_other = match_keys(key_values(self.parts.frame[other].iloc[unmatched]))
+        for position, value in zip(unmatched.tolist(), sheet_other, strict=True):
+            if value is None or owners.get(value, -1) < 0:
+                continue
+            self.remote_of[position] = owners[value]
+            self.by_identity[position] = True
+            owners[value] = -1  # one row per listing

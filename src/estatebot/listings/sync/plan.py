@@ -9,7 +9,9 @@ since. Apply does exactly the plan, no more.
 
 Rules:
 
-* Listings are matched by key (``MLSNumber``, ``URL`` or ``NewOaks``) compared as trimmed text.
+* Listings are matched by key (``MLSNumber``, ``URL`` or ``NewOaks``) compared as trimmed text
+  without case. A sheet row no listing's key matches and a listing no row names that share
+  the other identity (MLSNumber or Url) are one listing, updated under its old key.
   A key present twice in the remote listings is an error (never paired by order); every sheet
   row of a key present twice in the sheet is invalid.
 * Values are compared canonically (:mod:`estatebot.listings.sync.compare`). A change of
@@ -54,7 +56,7 @@ from estatebot.listings.sync.classify import (
 )
 from estatebot.listings.sync.clean import NONE, clean_frame
 from estatebot.listings.sync.cleanup import plan_cleanup
-from estatebot.listings.sync.compare import key_values
+from estatebot.listings.sync.compare import key_values, match_keys
 from estatebot.listings.sync.desired import (
     SheetLike,
     sheet_parts,
@@ -194,12 +196,14 @@ def _plan_rows(
     key_column = schema.KEY_COLUMNS[key_type.value]
     remote_keys = key_values(remote_clean[key_column], is_clean=True)
     remote_ids: list[int | None] = remote_clean["ID"].to_numpy(dtype=object, na_value=NONE).tolist()
-    remote_at = remote_positions(remote_keys, remote_ids, key_column)
+    remote_match = match_keys(remote_keys)
+    remote_at = remote_positions(remote_match, remote_ids, key_column, shown=remote_keys)
     parts = sheet_parts(sheet, key_column)
     sheet_keys = key_values(parts.frame[key_column])
     ctx = Pairing(
-        key_type, key_column, parts, sheet_keys, remote_clean, remote_keys, remote_ids, remote_at
-    )
+        key_type, key_column, parts, sheet_keys, remote_clean, remote_keys, remote_ids, remote_at,
+        sheet_match=match_keys(sheet_keys), remote_match=remote_match,
+    )  # fmt: skip
     ctx.match()
 
     plan = SyncPlan(

@@ -25,7 +25,9 @@ SKIPPED = "skipped (already done)"
 #: Done again: the journal called it done, and the service did not show it.
 REDONE = "redone"
 UNCHANGED = "unchanged"
-OUTCOMES: tuple[str, ...] = (DONE, REDONE, FAILED, SKIPPED, UNCHANGED)
+#: Held back by the runner: a delete whose listing a failed create was meant to replace.
+NOT_SENT = "not sent"
+OUTCOMES: tuple[str, ...] = (DONE, REDONE, FAILED, NOT_SENT, SKIPPED, UNCHANGED)
 
 #: Columns of :attr:`ApplyReport.frame`, with their dtypes.
 REPORT_DTYPES: dict[str, Any] = {
@@ -113,7 +115,7 @@ class ApplyReport:
             else:
                 word = str(outcome)
             counts[word] = counts.get(word, 0) + 1
-        order = [*_DONE_WORDS.values(), REDONE, UNCHANGED, SKIPPED, FAILED]
+        order = [*_DONE_WORDS.values(), REDONE, UNCHANGED, SKIPPED, FAILED, NOT_SENT]
         ordered = {word: counts.pop(word) for word in order if word in counts}
         return {**ordered, **counts}
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from estatebot.api._retry import NOT_SENT
 from estatebot.api.errors import (
     APIConnectionError,
     APIError,
@@ -23,10 +22,12 @@ from estatebot.api.errors import (
     PlanError,
     ServerError,
 )
+from estatebot.listings.sync.compare import match_keys
 from estatebot.listings.sync.journal import Event, Journal, OpRecord, op_id
 from estatebot.listings.sync.report import (
     DONE,
     FAILED,
+    NOT_SENT,
     OpOutcome,
 )
 
@@ -50,10 +51,21 @@ class Task:
     body: dict[str, Any] | None
     before_hash: str | None
     note: str = ""
+    #: The listing's identities as matched: ("MLSNumber", ...) and ("Url", ...).
+    identity: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def op(self) -> str:
         return op_id(self.action, self.key)
+
+
+def _identity(values: Mapping[str, Any] | None) -> frozenset[tuple[str, str]]:
+    """A listing's MLSNumber and Url, as keys are matched."""
+    if not values:
+        return frozenset()
+    names = ("MLSNumber", "Url")
+    texts = [str(values[n]).strip() if values.get(n) not in (None, "") else None for n in names]
+    return frozenset((name, key) for name, key in zip(names, match_keys(texts), strict=True) if key)
 
 
 def tasks_from_plan(plan: PlanArtifact) -> list[Task]:
@@ -66,6 +78,7 @@ def tasks_from_plan(plan: PlanArtifact) -> list[Task]:
             id=op.id,
             body=dict(op.body) if op.body is not None else None,
             before_hash=op.before_hash,
+            identity=_identity(op.body if op.body is not None else op.before),
         )
         for op in plan.operations()
     ]
@@ -271,22 +284,53 @@ class Runner:
         creates = [t for t in tasks if t.action == "create"]
         updates = [t for t in tasks if t.action == "update"]
         deletes = [t for t in tasks if t.action == "delete"]
-        chunks = list(_delete_chunks(deletes, self.delete_chunk))
         with ThreadPoolExecutor(
             max_workers=self.concurrency, thread_name_prefix="estatebot-apply"
         ) as pool:
             try:
-                for phase in (
-                    [partial(self._send_one, t) for t in creates],
-                    [partial(self._send_one, t) for t in updates],
-                    [partial(self._send_deletes, chunk) for chunk in chunks],
-                ):
-                    self._run_phase(pool, phase)
+                self._run_phase(pool, [partial(self._send_one, t) for t in creates])
+                self._run_phase(pool, [partial(self._send_one, t) for t in updates])
+                deletes = self._hold_replaced(creates, deletes)
+                chunks = list(_delete_chunks(deletes, self.delete_chunk))
+                self._run_phase(pool, [partial(self._send_deletes, c) for c in chunks])
             except BaseException:
                 # Interrupted (Ctrl-C): send nothing more. Requests in flight finish; the
                 # journal shows them as started, and a resumed run sorts them out.
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
+
+    def _hold_replaced(self, creates: Sequence[Task], deletes: Sequence[Task]) -> list[Task]:
+        """The deletes to send: never one of a listing a failed create was meant to replace.
+
+        A create and a delete that share an identity (MLSNumber or Url) are one listing moving;
+        when the create failed, the delete would lose it. Such a delete is not sent (and not
+        journaled: a later run decides it afresh).
+        """
+        failed: set[tuple[str, str]] = set()
+        for task in creates:
+            outcome = self.outcomes.get(task.op)
+            if outcome is not None and outcome.outcome == FAILED:
+                failed |= task.identity
+        if not failed:
+            return list(deletes)
+        send: list[Task] = []
+        for task in deletes:
+            shared = task.identity & failed
+            if not shared:
+                send.append(task)
+                continue
+            name, _ = sorted(shared)[0]
+            self.outcomes[task.op] = OpOutcome(
+                action=task.action,
+                key=task.key,
+                row=task.row,
+                id=task.id,
+                outcome=NOT_SENT,
+                message=f"not sent: the create of the listing with this {name} failed, and "
+                "the delete would lose it",
+            )
+            self.tick(1)
+        return send
 
     def _run_phase(
         self, pool: ThreadPoolExecutor, jobs: Sequence[Callable[[], list[OpOutcome]]]
@@ -327,7 +371,7 @@ LookUp = Callable[["Task"], "tuple[int | None, bool] | None"]
 def _unanswered(error: Exception) -> bool:
     """Whether a failed request may still have been carried out by the service."""
     if isinstance(error, APIConnectionError):  # dropped, reset, timed out after sending
-        return not isinstance(error.__cause__, NOT_SENT)
+        return error.sent
     if isinstance(error, ServerError):
         return True
     return isinstance(error, APIError) and error.status_code == 408
