@@ -600,3 +600,58 @@ def test_a_delete_is_not_sent_when_the_create_replacing_its_listing_failed(
     assert "Url" in rows.loc["delete", "message"]
     assert victim["ID"] in set(pull(client, market)["ID"])
     assert not report.ok
+
+
+# --------------------------------------------------------------------------- law 11
+
+
+@pytest.mark.parametrize("suffix", [".json", ".xlsx"])
+def test_a_value_the_frame_cannot_hold_survives_delete_and_restore(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path, suffix: str
+) -> None:
+    body = edited_plan(client, market, tmp_path / "sheet.xlsx").creates[0].body
+    assert body is not None
+    odd = {**body, "MLSNumber": "FRAC-1", "Url": "https://homes.example/frac-1"}
+    client.listings.create({**odd, "ParkingSpots": 1.5, "SerialNumber": market.serial})
+    with pytest.warns(eb.NormalizeWarning):
+        remote = pull(client, market)
+    assert pd.isna(remote.set_index("MLSNumber").loc["FRAC-1", "ParkingSpots"])
+    cleanup = eb.plan_cleanup(
+        remote, status=None, where=lambda f: f["MLSNumber"] == "FRAC-1", force_delete_count=1
+    )
+    backup = tmp_path / f"backup{suffix}"
+    with pytest.warns(eb.NormalizeWarning):  # the apply's own pull reads it the same way
+        report = eb.apply_plan(cleanup, client, market.serial, backup=backup, progress=False)
+    assert report.summary()["deleted"] == 1
+    restored = eb.restore(backup, client, market.serial, progress=False)
+    assert restored.summary()["created"] == 1, restored
+    (record,) = client.listings.list_page(market.serial, mls_number="FRAC-1").records
+    assert record["ParkingSpots"] == "1.5"
+
+
+def test_a_listing_its_backup_cannot_rebuild_is_not_deleted(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    body = edited_plan(client, market, tmp_path / "sheet.xlsx").creates[0].body
+    assert body is not None
+    # Stored as an older deployment may hold it: without Bedrooms, which a body requires.
+    odd = {k: v for k, v in body.items() if k != "Bedrooms"}
+    market.store.add_listings(
+        market.serial, [{**odd, "MLSNumber": "ODD-1", "Url": "https://homes.example/odd-1"}]
+    )
+    remote = pull(client, market)
+    cleanup = eb.plan_cleanup(
+        remote,
+        status=None,
+        where=lambda f: f["MLSNumber"].isin(["ODD-1", str(remote.loc[0, "MLSNumber"])]),
+        force_delete_count=2,
+    )
+    report = eb.apply_plan(
+        cleanup, client, market.serial, backup=tmp_path / "b.json", progress=False
+    )
+    rows = report.frame.set_index("key")
+    odd_id = str(remote.set_index("MLSNumber").loc["ODD-1", "ID"])
+    assert rows.loc[odd_id, "outcome"] == "not sent"
+    assert "Bedrooms" in rows.loc[odd_id, "message"]
+    assert report.summary()["deleted"] == 1
+    assert "ODD-1" in set(pull(client, market)["MLSNumber"])

@@ -31,10 +31,16 @@ class PullWarning(UserWarning):
     """Some pages could not be fetched and were skipped (``on_error="skip"``)."""
 
 
-def _finish(pager: Pager, expand_extensions: bool) -> pd.DataFrame:
-    frame = normalize_records(pager.records(), expand_extensions=expand_extensions).frame
+def _finish(
+    pager: Pager, expand_extensions: bool, records_out: list[dict[str, Any]] | None = None
+) -> pd.DataFrame:
+    records = pager.records()
+    frame = normalize_records(records, expand_extensions=expand_extensions).frame
     seen_before = frame["ID"].duplicated() & frame["ID"].notna()
     frame = frame.loc[~seen_before].reset_index(drop=True)
+    if records_out is not None:
+        # The records exactly as the service sent them, row for row with the frame.
+        records_out[:] = [r for r, again in zip(records, seen_before, strict=True) if not again]
     frame.attrs["missing_pages"] = sorted(pager.missing)
     frame.attrs["unverified_pages"] = sorted(pager.unverified)
     shortfall = pager.shortfall(len(frame))
@@ -92,6 +98,7 @@ def pull_listings(
     progress: bool | None = None,
     on_error: OnError = "raise",
     expand_extensions: bool = False,
+    records_out: list[dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """All listings of a chatbot as a canonical frame (see :mod:`estatebot.listings.schema`).
 
@@ -99,7 +106,10 @@ def pull_listings(
     after the client's retries raises :class:`~estatebot.api.errors.PullError` naming the page;
     with ``on_error="skip"`` the pull goes on, the frame holds what arrived, its
     ``attrs["missing_pages"]`` lists the pages that did not, and a :class:`PullWarning` says so.
-    Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``.
+    Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``; pass a
+    list as ``records_out`` to have it filled with the List records exactly as the service sent
+    them, row for row with the frame (a backup keeps them, so a value the frame cannot hold is
+    never lost).
     """
     _check_options(page_size, concurrency, on_error)
 
@@ -137,7 +147,7 @@ def pull_listings(
             next_batch = pager.advance(batch, results)
             _track(bar, pager, len(batch))
             batch = next_batch
-    return _finish(pager, expand_extensions)
+    return _finish(pager, expand_extensions, records_out)
 
 
 async def apull_listings(

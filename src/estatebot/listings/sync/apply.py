@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -40,12 +40,14 @@ from estatebot.listings.sync.backup import (
     check_backup_path,
     default_backup_path,
     read_backup,
+    read_backup_raw,
     write_backup,
 )
 from estatebot.listings.sync.compare import key_values
 from estatebot.listings.sync.journal import Journal
 from estatebot.listings.sync.report import (
     DONE,
+    NOT_SENT,
     REDONE,
     SKIPPED,
     UNCHANGED,
@@ -53,6 +55,7 @@ from estatebot.listings.sync.report import (
     OpOutcome,
     outcomes_frame,
 )
+from estatebot.listings.sync.restore import rebuild_problems
 from estatebot.listings.sync.runner import Runner, Task, check_options, plan_hash, tasks_from_plan
 from estatebot.listings.sync.stale import (
     SHOWN_STALE,
@@ -86,11 +89,14 @@ def _write_backup(
     serial: str,
     merge: bool,
 ) -> Path:
-    frame = remote.frame.iloc[sorted(set(positions))].reset_index(drop=True)
+    chosen = sorted(set(positions))
+    frame = remote.frame.iloc[chosen].reset_index(drop=True)
+    raws = [remote.raw(p) for p in chosen]
     if merge and path.exists():
         # Resuming: the earlier run's images are the true before-state of what it changed, so
         # they are kept and only listings missing from the file are added.
         earlier = read_backup(path)
+        earlier_raws = read_backup_raw(path)
         known = set(key_values(earlier["MLSNumber"])) | set(key_values(earlier["Url"]))
         known.discard(None)
         fresh = [
@@ -101,7 +107,8 @@ def _write_backup(
             if not ({mls, url} - {None}) & known
         ]
         frame = pd.concat([earlier, frame.iloc[fresh]], ignore_index=True)
-    return write_backup(frame, path, serial=serial)
+        raws = [*earlier_raws, *(raws[i] for i in fresh)]
+    return write_backup(frame, path, serial=serial, raw=raws)
 
 
 def _take_backup(
@@ -118,6 +125,36 @@ def _take_backup(
     path = _write_backup(remote, positions, target, serial=serial, merge=resumed)
     logger.info("before-image of %d listings written to %s", len(set(positions)), path)
     return path
+
+
+def _keep_restorable(
+    send: Sequence[Task], remote: Remote, serial: str, outcomes: dict[str, OpOutcome]
+) -> list[Task]:
+    """The tasks to send, less the deletes whose listing its backup could not create again.
+
+    Checked before the first delete: what a backup holds, a restore must be able to put back.
+    A listing it could not is not deleted, and its row says why, field by field.
+    """
+    kept: list[Task] = []
+    for task in send:
+        found = remote.positions(task.key_type, task.key) if task.action == "delete" else []
+        if len(found) == 1:
+            position = found[0]
+            problems = rebuild_problems(remote.row(position), remote.raw(position), serial)
+            if problems:
+                outcomes[task.op] = OpOutcome(
+                    action=task.action,
+                    key=task.key,
+                    row=task.row,
+                    id=task.id,
+                    outcome=NOT_SENT,
+                    message="not deleted: its backup could not create it again ("
+                    + "; ".join(problems)
+                    + ")",
+                )
+                continue
+        kept.append(task)
+    return kept
 
 
 def apply_plan(
@@ -198,7 +235,10 @@ def _apply(
     journaled = {t.op for t in tasks if (r := records.get(t.op)) is not None and r.done}
     notes: list[str] = []
     outcomes: dict[str, OpOutcome] = {}
-    remote = Remote(pull_listings(client, serial, progress=False)) if tasks else None
+    remote = None
+    if tasks:
+        raws: list[dict[str, Any]] = []
+        remote = Remote(pull_listings(client, serial, progress=False, records_out=raws), raws)
     # What the journal calls done is believed only where the service shows it: an effect that
     # is missing (another service, a listing put back) is checked and done again, as "redone".
     redo = {
@@ -258,6 +298,9 @@ def _apply(
                 message=message,
                 attempts=(records[task.op].attempts or None) if task.op in records else None,
             )
+
+    if remote is not None:
+        checked.send = _keep_restorable(checked.send, remote, serial, outcomes)
 
     with progress_bar(len(tasks), "Applying plan", progress=progress, unit="op") as bar:
         bar.update(len(outcomes))

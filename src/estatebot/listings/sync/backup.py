@@ -4,9 +4,14 @@ A backup holds canonical listing rows (see :mod:`estatebot.listings.schema`) as 
 service just before an apply. Two formats, chosen by the file's suffix:
 
 * ``.json``: ``{"format": "estatebot-backup", "version": 1, "serial": ..., "created": ...,
-  "listings": [{column: value, ...}, ...]}``, values JSON-safe (None for missing);
+  "listings": [{column: value, ..., "raw": {...}}, ...]}``, values JSON-safe (None for missing);
 * ``.xlsx``: the rows written by :func:`~estatebot.listings.export.write_frame` (``Images`` and
-  ``ExtensionColumn`` as JSON text), readable by people and by :func:`read_backup`.
+  ``ExtensionColumn`` as JSON text) and a ``raw`` column, readable by people and by
+  :func:`read_backup`.
+
+Beside each typed row, ``raw`` keeps the List record exactly as the service returned it, so a
+value the typed row cannot hold (``ParkingSpots`` 1.5 where the frame keeps whole numbers) is
+never lost: a restore rebuilds the listing from both (:func:`read_backup_raw`).
 
 The file is written to a temporary name, synced and then renamed, so a backup on disk is always
 complete.
@@ -17,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -88,9 +94,20 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def write_backup(
-    frame: pd.DataFrame, path: str | Path, *, serial: str, note: str | None = None
+    frame: pd.DataFrame,
+    path: str | Path,
+    *,
+    serial: str,
+    note: str | None = None,
+    raw: Sequence[Mapping[str, Any] | None] | None = None,
 ) -> Path:
-    """Write the listings of ``frame`` to ``path`` (.json or .xlsx) atomically; returns the path."""
+    """Write the listings of ``frame`` to ``path`` (.json or .xlsx) atomically; returns the path.
+
+    ``raw`` holds each row's List record as the service sent it (None where unknown).
+    """
+    raws = list(raw) if raw is not None else [None] * len(frame)
+    if len(raws) != len(frame):
+        raise ValueError(f"raw has {len(raws)} records for {len(frame)} listings")
     target = Path(path)
     suffix = _check_suffix(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +118,10 @@ def write_backup(
             "version": VERSION,
             "serial": serial,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
-            "listings": frame_records(frame),
+            "listings": [
+                {**record, "raw": dict(source) if source is not None else None}
+                for record, source in zip(frame_records(frame), raws, strict=True)
+            ],
         }
         if note:
             document["note"] = note
@@ -110,7 +130,10 @@ def write_backup(
             handle.flush()
             os.fsync(handle.fileno())
     else:
-        write_frame(schema.conform(frame), temporary)
+        texts = [json.dumps(dict(r), ensure_ascii=False) if r is not None else None for r in raws]
+        conformed = schema.conform(frame)
+        cells = conformed.assign(raw=pd.Series(texts, index=conformed.index, dtype="string"))
+        write_frame(cells, temporary)
         with temporary.open("rb") as handle:
             os.fsync(handle.fileno())
     os.replace(temporary, target)
@@ -138,6 +161,25 @@ def read_backup(path: str | Path) -> pd.DataFrame:
             value=str(source),
         )
     return schema.conform(_typed(_from_cells(cells)))
+
+
+def read_backup_raw(path: str | Path) -> list[dict[str, Any] | None]:
+    """The List records a backup kept beside its rows (None where it kept none), row for row
+    with :func:`read_backup`."""
+    source = Path(path)
+    suffix = _check_suffix(source)
+    if suffix == ".json":
+        document = json.loads(source.read_text(encoding="utf-8"))
+        rows = document.get("listings") or [] if isinstance(document, dict) else []
+        return [row.get("raw") if isinstance(row.get("raw"), dict) else None for row in rows]
+    cells = pd.read_excel(source, dtype=object)
+    if "raw" not in cells.columns:
+        return [None] * len(cells)
+    out: list[dict[str, Any] | None] = []
+    for text in cells["raw"].tolist():
+        value = _json_or_text(text)
+        out.append(value if isinstance(value, dict) else None)
+    return out
 
 
 def _from_cells(cells: pd.DataFrame) -> pd.DataFrame:

@@ -4,16 +4,20 @@ backed-up values, missing ones are created.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from estatebot._progress import progress_bar
-from estatebot.api.models import KeyType
+from estatebot.api.models import KeyType, ListingInput, field_problems
 from estatebot.listings import schema
 from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sync.backup import (
     read_backup,
+    read_backup_raw,
 )
 from estatebot.listings.sync.clean import clean_value
 from estatebot.listings.sync.compare import key_values
@@ -37,8 +41,35 @@ RESTORE_DEFAULTS: dict[str, str] = {"AreaUnit": "Square Feet"}
 # --------------------------------------------------------------------------- restore
 
 
-def _body_of(row: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """An Update/Create body (without SerialNumber) from a canonical row, and what was filled in."""
+#: The List record's name of a canonical column, where the two differ.
+_RECORD_NAMES: dict[str, str] = {"Latitude": "LATITUDE", "Longitude": "LONGITUDE"}
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _from_record(name: str, raw: Mapping[str, Any] | None) -> Any:
+    """A field the typed row lost, read back from the List record as the service sent it."""
+    if not raw or name in schema.LIST_COLUMNS or name in schema.DICT_COLUMNS:
+        return None
+    value = raw.get(_RECORD_NAMES.get(name, name))
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if name in schema.INT_COLUMNS or name in schema.FLOAT_COLUMNS:
+        text = str(value).replace(",", "").strip()
+        if not _NUMBER.fullmatch(text):
+            return None
+        number = float(text)
+        return int(number) if number.is_integer() else number
+    return str(value).strip()
+
+
+def body_of(
+    row: Mapping[str, Any], raw: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """An Update/Create body (without SerialNumber) from a canonical row, and what was filled in.
+
+    A field the row lacks is taken from ``raw``, the listing's List record as the service sent
+    it, where that holds it (a value the typed frame could not keep, such as 1.5 parking spots).
+    """
     body: dict[str, Any] = {}
     filled: list[str] = []
     for name in schema.COLUMNS:
@@ -49,6 +80,8 @@ def _body_of(row: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             value = [{"Key": k, "value": v} for k, v in value.items()] or None
         elif name in schema.LIST_COLUMNS:
             value = value or None
+        if value is None:
+            value = _from_record(name, raw)
         if value is None and name in RESTORE_DEFAULTS:
             value = RESTORE_DEFAULTS[name]
             filled.append(f"{name} (not returned by the service) sent as {value!r}")
@@ -57,11 +90,28 @@ def _body_of(row: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return body, filled
 
 
+def rebuild_problems(
+    row: Mapping[str, Any], raw: Mapping[str, Any] | None, serial: str
+) -> list[str]:
+    """Why a backed-up listing could not be created again from its backup (empty: it could)."""
+    body, _ = body_of(row, raw)
+    try:
+        ListingInput.model_validate({**body, "SerialNumber": serial})
+    except ValidationError as error:
+        return [f"{field}: {message}" for field, message, _ in field_problems(error)]
+    return []
+
+
 def _restore_item(
-    number: int, row: Mapping[str, Any], mls: str | None, url: str | None, remote: Remote
+    number: int,
+    row: Mapping[str, Any],
+    mls: str | None,
+    url: str | None,
+    remote: Remote,
+    raw: Mapping[str, Any] | None = None,
 ) -> Task | OpOutcome:
     """What restoring one backed-up listing takes: a create, an update, or nothing."""
-    body, filled = _body_of(row)
+    body, filled = body_of(row, raw)
     note = "; ".join(filled)
     for kind, key in ((KeyType.MLS_NUMBER.value, mls), (KeyType.URL.value, url)):
         found = remote.positions(kind, key) if key else []
@@ -99,6 +149,7 @@ def restore(
     """
     check_options(concurrency, 1)
     frame = read_backup(backup).reset_index(drop=True)
+    raws = read_backup_raw(backup)
     remote = Remote(pull_listings(client, serial, progress=False))
     tasks: list[Task] = []
     settled: list[OpOutcome] = []  # rows decided without a request
@@ -107,7 +158,9 @@ def restore(
     url_keys = key_values(frame["Url"])
     for position in range(len(frame)):
         row = {column: frame[column].iat[position] for column in schema.COLUMNS}
-        item = _restore_item(position + 1, row, mls_keys[position], url_keys[position], remote)
+        item = _restore_item(
+            position + 1, row, mls_keys[position], url_keys[position], remote, raws[position]
+        )
         if isinstance(item, Task) and item.key in seen:
             message = f"{item.key_type} {item.key} is in the backup more than once"
             item = OpOutcome(item.action, item.key, item.row, item.id, FAILED, message=message)

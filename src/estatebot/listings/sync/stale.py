@@ -40,10 +40,14 @@ SHOWN_STALE = 20
 
 
 class Remote:
-    """The fresh pull: listings by key, their hashes, and their values as dicts."""
+    """The fresh pull: listings by key, their hashes, their values as dicts, and (when kept)
+    the List records exactly as the service sent them."""
 
-    def __init__(self, frame: pd.DataFrame) -> None:
+    def __init__(
+        self, frame: pd.DataFrame, records: Sequence[dict[str, Any]] | None = None
+    ) -> None:
         self.frame = frame.reset_index(drop=True)
+        self.records = list(records) if records is not None else None
         self._hashes: list[str] | None = None
         self._index: dict[str, dict[str, list[int]]] = {}
 
@@ -66,6 +70,10 @@ class Remote:
 
     def row(self, position: int) -> dict[str, Any]:
         return {column: self.frame[column].iat[position] for column in schema.COLUMNS}
+
+    def raw(self, position: int) -> dict[str, Any] | None:
+        """The List record of the listing at ``position``, as sent (None when not kept)."""
+        return self.records[position] if self.records is not None else None
 
     def id_at(self, position: int) -> int | None:
         value: Any = self.frame["ID"].iat[position]
