@@ -655,3 +655,23 @@ def test_a_listing_its_backup_cannot_rebuild_is_not_deleted(
     assert "Bedrooms" in rows.loc[odd_id, "message"]
     assert report.summary()["deleted"] == 1
     assert "ODD-1" in set(pull(client, market)["MLSNumber"])
+
+
+def test_a_forced_update_lays_only_its_changes_over_the_listing_as_it_is_now(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    plan = edited_plan(client, market, tmp_path / "sheet.xlsx")
+    update = plan.updates[0]
+    assert update.id is not None
+    assert update.body is not None
+    # Someone edits the listing on the service after the plan was made.
+    data = dict(market.store.listing_data(market.serial, [update.id])[update.id])
+    data["City"] = "Elsewhere"
+    market.store.replace_listing(market.serial, update.id, data)
+    with pytest.raises(eb.PlanError, match="stale"):
+        eb.apply_plan(plan, client, market.serial, progress=False)
+    report = eb.apply_plan(plan, client, market.serial, force=True, progress=False)
+    assert report.ok, report
+    after = pull(client, market).set_index("ID").loc[update.id]
+    assert after["City"] == "Elsewhere"  # their edit stays
+    assert after["SalePrice"] == update.body["SalePrice"]  # our change lands

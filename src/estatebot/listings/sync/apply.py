@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from estatebot._progress import progress_bar
+from estatebot.listings import schema
 from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sync.backup import (
     check_backup_path,
@@ -55,7 +56,7 @@ from estatebot.listings.sync.report import (
     OpOutcome,
     outcomes_frame,
 )
-from estatebot.listings.sync.restore import rebuild_problems
+from estatebot.listings.sync.restore import body_of, rebuild_problems
 from estatebot.listings.sync.runner import Runner, Task, check_options, plan_hash, tasks_from_plan
 from estatebot.listings.sync.stale import (
     SHOWN_STALE,
@@ -125,6 +126,35 @@ def _take_backup(
     path = _write_backup(remote, positions, target, serial=serial, merge=resumed)
     logger.info("before-image of %d listings written to %s", len(set(positions)), path)
     return path
+
+
+def _rebased(task: Task, remote: Remote) -> Task:
+    """An update of a listing changed since the plan (sent only when forced): the plan's own
+    changes laid over the listing as it is now, so nobody else's edit is undone."""
+    found = remote.positions(task.key_type, task.key)
+    if len(found) != 1 or task.body is None:
+        return task
+    position = found[0]
+    current, _ = body_of(remote.row(position), remote.raw(position))
+    body = {**current, "Key": task.body["Key"], "KeyType": task.body["KeyType"]}
+    for name in schema.UNLISTED_COLUMNS:  # the service never shows them: as planned
+        body.pop(name, None)
+        if task.body.get(name) is not None:
+            body[name] = task.body[name]
+    for change in task.changes:
+        if change.field == "ExtensionColumn":
+            now = {item["Key"]: item["value"] for item in body.get("ExtensionColumn") or []}
+            for key in change.before:
+                now.pop(key, None)
+            now.update(change.after)
+            merged = [{"Key": k, "value": v} for k, v in now.items()]
+            body["ExtensionColumn"] = merged or None
+        elif task.body.get(change.field) is None:
+            body.pop(change.field, None)  # cleared by the plan
+        else:
+            body[change.field] = task.body[change.field]
+    body = {name: value for name, value in body.items() if value is not None}
+    return replace(task, body=body, note="changed since the plan: its changes sent over it")
 
 
 def _keep_restorable(
@@ -301,6 +331,8 @@ def _apply(
 
     if remote is not None:
         checked.send = _keep_restorable(checked.send, remote, serial, outcomes)
+        changed = {t.op for t, why in checked.stale if t.action == "update"}
+        checked.send = [_rebased(t, remote) if t.op in changed else t for t in checked.send]
 
     with progress_bar(len(tasks), "Applying plan", progress=progress, unit="op") as bar:
         bar.update(len(outcomes))

@@ -23,6 +23,7 @@ from estatebot.api.errors import (
     ServerError,
 )
 from estatebot.listings.sync.compare import match_keys
+from estatebot.listings.sync.items import Change
 from estatebot.listings.sync.journal import Event, Journal, OpRecord, op_id
 from estatebot.listings.sync.report import (
     DONE,
@@ -53,6 +54,9 @@ class Task:
     note: str = ""
     #: The listing's identities as matched: ("MLSNumber", ...) and ("Url", ...).
     identity: frozenset[tuple[str, str]] = frozenset()
+    #: An update's planned changes, field by field (laid over the listing as it is now when it
+    #: changed since the plan and the apply is forced).
+    changes: tuple[Change, ...] = ()
 
     @property
     def op(self) -> str:
@@ -79,6 +83,7 @@ def tasks_from_plan(plan: PlanArtifact) -> list[Task]:
             body=dict(op.body) if op.body is not None else None,
             before_hash=op.before_hash,
             identity=_identity(op.body if op.body is not None else op.before),
+            changes=tuple(op.changes),
         )
         for op in plan.operations()
     ]
