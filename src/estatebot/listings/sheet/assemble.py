@@ -226,6 +226,9 @@ def assemble(
     cleared = pd.DataFrame(
         {f: mask[valid] for f, mask in fields.cleared.items() if mask.any()}, index=index
     ).astype(bool)
+    derived = pd.DataFrame(
+        {f: mask[valid] for f, mask in fields.derived.items() if mask[valid].any()}, index=index
+    ).astype(bool)
     cleared_keys = pd.Series(
         {int(rows[p]): sorted(fields.extension_cleared[p]) for p in np.flatnonzero(valid)
          if fields.extension_cleared and fields.extension_cleared[p]},
@@ -254,6 +257,7 @@ def assemble(
         rows_read=n,
         defaulted=defaulted,
         cleared_keys=cleared_keys,
+        derived=derived,
     )
 
 

@@ -61,6 +61,7 @@ def derive(inputs: Inputs, options: Options, issues: Issues) -> Fields:
     cleared: dict[str, BoolArray] = {}
     # Where a value came from `defaults` rather than the sheet (see Fields.defaulted).
     defaulted: dict[str, BoolArray] = {}
+    derived: dict[str, BoolArray] = {}
 
     for name in (
         "ID",
@@ -150,6 +151,10 @@ def derive(inputs: Inputs, options: Options, issues: Issues) -> Fields:
     values["ZestimatePrice"] = zestimate(inputs)
     cleared["ZestimatePrice"] = inputs.cleared("ZestimatePrice")
     values["UnitAreaPrice"] = unit_area_price(inputs, values, issues)
+    # Where the sheet gives no unit price, the one computed here is the reader's, not the sheet's.
+    derived["UnitAreaPrice"] = present_mask(values["UnitAreaPrice"], n) & ~present_mask(
+        inputs.get("UnitAreaPrice"), n
+    )
     cleared["UnitAreaPrice"] = inputs.cleared("UnitAreaPrice")
 
     for name, mask in inputs.bad.items():
@@ -173,7 +178,19 @@ def derive(inputs: Inputs, options: Options, issues: Issues) -> Fields:
         for name, mask in defaulted.items()
         if mask.any()
     }
-    return Fields(values, cleared, unpublished, kept, bad, status_text, defaulted)
+    return Fields(
+        values,
+        cleared,
+        unpublished,
+        kept,
+        bad,
+        status_text,
+        defaulted,
+        derived={
+            name: mask & ~cleared.get(name, np.zeros(n, dtype=bool))
+            for name, mask in derived.items()
+        },
+    )
 
 
 def _sale_type(

@@ -92,6 +92,9 @@ class Fields:
     #: Per field, the rows whose value came from ``defaults``, not from the sheet: a plan uses
     #: such a value only where the listing has none.
     defaulted: dict[str, BoolArray] = field(default_factory=dict)
+    #: Per field, the rows whose value the reader computed from others (UnitAreaPrice from
+    #: price and area): a plan writes it with the values it comes from, never alone.
+    derived: dict[str, BoolArray] = field(default_factory=dict)
     #: Per row, the ExtensionColumn keys whose cell holds the clear token (to be removed).
     extension_cleared: list[list[str]] = field(default_factory=list)
 

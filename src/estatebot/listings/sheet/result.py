@@ -31,7 +31,9 @@ class Sheet:
     field with such a value, and never overwrites one); ``overrides`` holds the values set on
     every row on purpose (a plan writes them everywhere); ``cleared_keys`` lists, by row, the
     ExtensionColumn keys whose cell holds the clear token (a plan removes just those keys and
-    keeps the listing's others). ``unpublished`` lists
+    keeps the listing's others); ``derived`` marks the values the reader computed where the sheet
+    gives none (``UnitAreaPrice`` from price and area: a plan writes one only together with a
+    change of what it comes from). ``unpublished`` lists
     the rows left out because their status (Withdrawn, Expired, ...) says the listing must not
     be published, with their key, so a plan can make the remote copy a delete candidate.
     """
@@ -45,6 +47,7 @@ class Sheet:
     rows_read: int = 0
     defaulted: pd.DataFrame = field(default_factory=pd.DataFrame)
     cleared_keys: pd.Series = field(default_factory=lambda: pd.Series(dtype=object))
+    derived: pd.DataFrame = field(default_factory=pd.DataFrame)
     overrides: dict[str, object] = field(default_factory=dict)
 
     @property

@@ -93,6 +93,8 @@ class SheetParts:
     flagged: dict[str, Mask] = field(default_factory=dict)
     #: (position, field) → (column, value, message) of each flagged cell.
     flags: dict[tuple[int, str], tuple[str | None, str | None, str]] = field(default_factory=dict)
+    #: field → mask (only if any True): values the reader computed, not given by the sheet.
+    derived: dict[str, Mask] = field(default_factory=dict)
     #: position → ExtensionColumn keys the sheet clears (only rows with any).
     cleared_keys: dict[int, frozenset[str]] = field(default_factory=dict)
 
@@ -188,7 +190,8 @@ def sheet_parts(sheet: SheetLike | pd.DataFrame, key_column: str) -> SheetParts:
         overrides,
         flagged,
         flags,
-        cleared_keys,
+        derived=_masks(getattr(sheet, "derived", None), source.index),
+        cleared_keys=cleared_keys,
     )
 
 

@@ -148,8 +148,13 @@ def _keep_own_values(
 ) -> None:
     """Unmark the changes a default would make to a listing that has a value of its own.
 
-    A default fills an empty field; it never replaces what the listing already holds.
+    A default fills an empty field; it never replaces what the listing already holds. A value
+    the reader computed (a unit price) goes only with a change of what it is computed from.
     """
+    sources = [FIELDS.index(name) for name in ("SalePrice", "RentPrice", "BuildingArea")]
+    for name, mask in parts.derived.items():
+        j = FIELDS.index(name)
+        differs[:, j] &= ~mask[matched] | differs[:, sources].any(axis=1)
     for name, mask in parts.defaulted.items():
         j = FIELDS.index(name)
         fill = mask[matched]
