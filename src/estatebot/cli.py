@@ -150,6 +150,14 @@ def plan(
         bool,
         typer.Option("--accept-flagged", help="Plan the values the reader warned about too."),
     ] = False,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete",
+            help="Create and delete even when the pull looks incomplete (listings moved while "
+            "it ran).",
+        ),
+    ] = False,
     progress: ProgressOption = True,
 ) -> None:
     """Plan the sync of a spreadsheet: print the summary, save the plan and an xlsx preview.
@@ -181,6 +189,7 @@ def plan(
             create_missing=not no_create,
             force_delete_count=force_delete_count,
             accept_flagged=accept_flagged,
+            allow_incomplete=allow_incomplete,
         )
         made.save(out)
         preview = made.to_excel(out.with_suffix(".xlsx"))

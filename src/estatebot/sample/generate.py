@@ -313,7 +313,12 @@ def _readme(generated: Generated, seed: int, n: int, cases: Sequence[Mapping[str
         'so pass `defaults={"CurrencySymbol": "$"}`; the portal download also has no parking '
         'column and a lot size without a unit: `defaults={"CurrencySymbol": "$", '
         '"ParkingSpots": 0, "LotArea": 0}, lot_unit="sqft"` (`estatebot.sample.READ_OPTIONS` '
-        "holds these per style).",
+        "holds these per style). Defaults fill only what a listing lacks: on a listing already "
+        "on the service they change nothing, and a new one gets them. Each style words some "
+        "values its own way (the portal's `Single Family Residential` and `Contingent` for "
+        "RESO's `Single Family Residence` and `Active Under Contract`): a plan of one style "
+        "against listings synced from another shows those words as changes, and the extra "
+        "columns only one style has are added to ExtensionColumn, never taken away.",
         "",
         'The emulator\'s demo chatbot (`running(seed="demo")`) holds the week-1 market exactly '
         f"as the reader reads `{FILES['reso']}`, so a plan of that file finds nothing to do and "
