@@ -29,7 +29,7 @@ from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sync.apply import apply_plan
 from estatebot.listings.sync.backup import read_backup
 from estatebot.listings.sync.compare import canonical_value
-from estatebot.listings.sync.journal import read_journal
+from estatebot.listings.sync.entries import read_journal
 from estatebot.listings.sync.plan import SyncPlan, plan_sync
 from estatebot.listings.sync.restore import restore
 from estatebot.listings.sync.stale import ROUND_TRIP_FIELDS

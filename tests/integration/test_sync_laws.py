@@ -40,6 +40,16 @@ def pull(client: eb.Client, market: EmulatorServer) -> pd.DataFrame:
     return eb.pull_listings(client, market.serial, progress=False)
 
 
+def cli_env(market: EmulatorServer) -> dict[str, str]:
+    """The environment the command line reads its service from."""
+    return {
+        "ESTATEBOT_BASE_URL": market.base_url,
+        "ESTATEBOT_API_KEY": market.api_key,
+        "ESTATEBOT_SESSION_KEY": market.session_key,
+        "ESTATEBOT_PROGRESS": "0",
+    }
+
+
 def changed_fields(plan: eb.SyncPlan) -> Counter[str]:
     return Counter(change.field for op in plan.updates for change in op.changes)
 
@@ -275,12 +285,7 @@ def test_pull_save_read_plan_is_a_no_op(
     from estatebot.cli import app
 
     target = tmp_path / f"pulled{suffix}"
-    env = {
-        "ESTATEBOT_BASE_URL": market.base_url,
-        "ESTATEBOT_API_KEY": market.api_key,
-        "ESTATEBOT_SESSION_KEY": market.session_key,
-        "ESTATEBOT_PROGRESS": "0",
-    }
+    env = cli_env(market)
     done = CliRunner().invoke(
         app, ["pull", "--serial", market.serial, "--out", str(target)], env=env
     )
@@ -319,12 +324,7 @@ def test_a_plan_edited_by_hand_is_refused_naming_the_operation(
     with pytest.raises(eb.PlanError, match=f"update of MLSNumber {priced['key']}"):
         eb.SyncPlan.load(edited)
 
-    env = {
-        "ESTATEBOT_BASE_URL": market.base_url,
-        "ESTATEBOT_API_KEY": market.api_key,
-        "ESTATEBOT_SESSION_KEY": market.session_key,
-        "ESTATEBOT_PROGRESS": "0",
-    }
+    env = cli_env(market)
     applied = CliRunner().invoke(app, ["apply", str(edited), "--serial", market.serial], env=env)
     assert applied.exit_code == 1
     assert priced["key"] in applied.output

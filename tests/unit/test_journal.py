@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from estatebot.api.errors import PlanError
-from estatebot.listings.sync.journal import Journal, op_id, read_journal
+from estatebot.listings.sync.entries import op_id, read_journal
+from estatebot.listings.sync.journal import Journal
 
 FP = "f" * 64
 SERIAL = "3254a9d0424c4806b9ea3d0763ccf1bf"

@@ -57,7 +57,7 @@ from estatebot.listings.sync.report import (
     outcomes_frame,
 )
 from estatebot.listings.sync.restore import body_of, rebuild_problems
-from estatebot.listings.sync.runner import Runner, Task, check_options, plan_hash, tasks_from_plan
+from estatebot.listings.sync.runner import Runner
 from estatebot.listings.sync.stale import (
     SHOWN_STALE,
     Checked,
@@ -67,6 +67,7 @@ from estatebot.listings.sync.stale import (
     shows_done,
     stale_error,
 )
+from estatebot.listings.sync.tasks import Task, check_options, plan_hash, tasks_from_plan
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client

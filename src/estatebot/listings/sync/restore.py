@@ -28,8 +28,9 @@ from estatebot.listings.sync.report import (
     OpOutcome,
     outcomes_frame,
 )
-from estatebot.listings.sync.runner import Runner, Task, check_options
+from estatebot.listings.sync.runner import Runner
 from estatebot.listings.sync.stale import Remote, shows_body
+from estatebot.listings.sync.tasks import Task, check_options
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client

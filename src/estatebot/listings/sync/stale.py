@@ -18,9 +18,9 @@ from estatebot.api.models import LIST_RECORD_FIELDS
 from estatebot.listings import schema
 from estatebot.listings.remote.normalize import normalize_records
 from estatebot.listings.sync.compare import canonical_value, key_values
+from estatebot.listings.sync.entries import OpRecord
 from estatebot.listings.sync.hashing import frame_hashes
-from estatebot.listings.sync.journal import OpRecord
-from estatebot.listings.sync.runner import Task
+from estatebot.listings.sync.tasks import Task
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
