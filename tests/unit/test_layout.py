@@ -121,3 +121,17 @@ def test_the_rules_of_the_rooms_hold() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "5 kept, 0 broken" in done.stdout
+
+
+def test_the_readme_map_names_every_module_of_the_rooms() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## How the code is laid out")
+    section = readme[start : readme.index("\n## ", start + 1)]
+    package = ROOT / "src" / "estatebot"
+    missing = [
+        str(path.relative_to(package))
+        for room in ("listings", "chat", "emulator", "api")
+        for path in sorted((package / room).rglob("*.py"))
+        if path.stem != "__init__" and path.stem.lstrip("_") not in section
+    ]
+    assert not missing, f"the README's map does not name {missing}"
