@@ -187,3 +187,19 @@ def test_threads_writing_at_once_lose_nothing(tmp_path: Path) -> None:
 def test_op_ids_are_action_and_key() -> None:
     assert op_id("update", "MLS1") == "update:MLS1"
     assert op_id("delete", "https://a/b:c") == "delete:https://a/b:c"
+
+
+def test_the_journal_names_the_service_without_its_user_information(tmp_path: Path) -> None:
+    from estatebot.listings.sync.apply import _service_address
+
+    class Addressed:
+        base_url = "https://user:secret@api.example:8443/v1"
+
+    address = _service_address(Addressed())  # type: ignore[arg-type]
+    assert address == "https://api.example:8443/v1"
+    journal = Journal(tmp_path / "j", fingerprint="f", serial="s", plan="p", service=address)
+    journal.record("create:K1", "started", attempts=1)
+    journal.close()
+    assert "secret" not in (tmp_path / "j").read_text(encoding="utf-8")
+    with pytest.raises(PlanError, match="written for the service at https://api.example:8443/v1"):
+        Journal(tmp_path / "j", fingerprint="f", serial="s", plan="p", service="http://other")

@@ -31,6 +31,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
 
@@ -127,6 +128,18 @@ def _take_backup(
     path = _write_backup(remote, positions, target, serial=serial, merge=resumed)
     logger.info("before-image of %d listings written to %s", len(set(positions)), path)
     return path
+
+
+def _service_address(client: Client) -> str | None:
+    """The service's address for a journal header: scheme, host, port and path, never the
+    user information a URL may carry (a journal is no place for a credential)."""
+    address = str(getattr(client, "base_url", "") or "")
+    if not address:
+        return None
+    parts = urlsplit(address)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _rebased(task: Task, remote: Remote) -> Task:
@@ -226,7 +239,7 @@ def apply_plan(
             fingerprint=plan.fingerprint,
             serial=serial,
             plan=plan_hash(tasks),
-            service=str(getattr(client, "base_url", "") or "") or None,
+            service=_service_address(client),
         )
         if journal_path is not None
         else None
