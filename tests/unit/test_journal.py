@@ -201,5 +201,5 @@ def test_the_journal_names_the_service_without_its_user_information(tmp_path: Pa
     journal.record("create:K1", "started", attempts=1)
     journal.close()
     assert "secret" not in (tmp_path / "j").read_text(encoding="utf-8")
-    with pytest.raises(PlanError, match="written for the service at https://api.example:8443/v1"):
+    with pytest.raises(PlanError, match=r"written for the service at https://api\.example:8443/v1"):
         Journal(tmp_path / "j", fingerprint="f", serial="s", plan="p", service="http://other")
