@@ -26,6 +26,8 @@ from estatebot.api._retry import NOT_SENT
 
 T = TypeVar("T")
 
+_BOM = b"\xef\xbb\xbf"
+
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
     """A ``Retry-After`` header in seconds: delta-seconds or an HTTP date; None if absent/bad."""
@@ -48,6 +50,8 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
 
 
 def _envelope(content: bytes) -> models.Envelope | None:
+    if content.startswith(_BOM):  # some servers put a UTF-8 byte-order mark before the JSON
+        content = content[len(_BOM) :]
     try:
         # pydantic's JSON reader: the same values as json.loads, in about two thirds of the time
         # (a List page of 100 listings is some 80 kB).
@@ -60,10 +64,9 @@ def _envelope(content: bytes) -> models.Envelope | None:
         envelope = models.Envelope.model_validate(raw)
     except ValidationError:
         return None
-    # Some replies leave out Success; then Code alone tells success from failure.
-    lowered = {str(key).lower() for key in raw}
-    if "success" not in lowered and envelope.code in (None, 200):
-        envelope.success = True
+    if envelope.success is None:
+        # Some replies leave out Success (or send null): then Code alone tells.
+        envelope.success = envelope.code is None or 200 <= envelope.code < 300
     return envelope
 
 
@@ -107,8 +110,22 @@ def parse_data(call: Call[T], data: Any, status: int) -> T:
     try:
         return call.parse(data)
     except (ValidationError, TypeError, ValueError) as exc:
+        # Never read an unknown shape as empty: say what came instead.
+        if isinstance(data, Mapping):
+            found = ", ".join(repr(str(key)) for key in list(data)[:20]) or "no fields"
+            shape = f"an object with {found}"
+        else:
+            shape = f"{type(data).__name__} {redact(repr(data))[:80]}"
+        if isinstance(exc, ValidationError):
+            problems = exc.errors(include_url=False)
+            detail = "; ".join(
+                f"{'.'.join(str(p) for p in item['loc']) or 'Data'}: {item['msg']}"
+                for item in problems[:5]
+            )
+        else:
+            detail = str(exc)
         raise errors.APIError(
-            f"unexpected Data in the reply: {redact(str(exc))}",
+            f"unexpected Data in the reply ({shape}): {redact(detail)}",
             operation=call.operation.name,
             status_code=status,
         ) from None

@@ -29,8 +29,11 @@ from pydantic import (
     HttpUrl,
     TypeAdapter,
     ValidationError,
+    field_validator,
     model_validator,
 )
+
+from estatebot.api._reading import TolerantResponse, keys_without_case
 
 API_VERSION = "1.0.0"
 
@@ -142,8 +145,8 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_enum_values=True)
 
 
-class _Response(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+class _Response(TolerantResponse):
+    """A reply's model: names matched without case, a bare ``Data`` where one is plausible."""
 
 
 def to_wire(model: BaseModel) -> dict[str, Any]:
@@ -190,9 +193,16 @@ class Envelope(_Response):
 
     data: Any = Field(default=None, alias="Data")
     version: str | None = Field(default=None, alias="Version")
-    success: bool = Field(default=False, alias="Success")
+    #: None when the reply does not say: then ``Code`` tells (see ``_responses``).
+    success: bool | None = Field(default=None, alias="Success")
     code: int | None = Field(default=None, alias="Code")
     message: str = Field(default="", alias="Message")
+
+    @field_validator("message", mode="before")
+    @classmethod
+    def _null_message(cls, value: Any) -> Any:
+        # .NET services write "Message": null on success.
+        return "" if value is None else value
 
 
 # --------------------------------------------------------------------------- chatbots
@@ -267,6 +277,11 @@ class SessionData(_Response):
     """The ``Data`` of GetSession."""
 
     session_id: int = Field(alias="SessionID")
+
+    @classmethod
+    def from_bare(cls, value: Any) -> dict[str, Any] | None:
+        """A session ID sent as ``Data`` itself."""
+        return {"SessionID": value} if _is_integer(value) else None
 
 
 class AskRequest(_Request):
@@ -401,8 +416,17 @@ class ListingPage(_Response):
     matching the filters, or None when the service did not say.
     """
 
-    records: list[dict[str, Any]] = Field(default_factory=list, alias="List")
+    records: list[dict[str, Any]] = Field(alias="List")
     virtual_count: int | None = Field(default=None, alias="VirtualCount")
+
+    @field_validator("records", mode="after")
+    @classmethod
+    def _record_names(cls, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # Each record's fields by the contract's spelling, whatever the casing sent
+        # ("mlsNumber", "latitude"): most pages already use it, which one look settles.
+        if not records or set(records[0]) <= _RECORD_NAME_SET:
+            return records
+        return [keys_without_case(record, _RECORD_NAMES) for record in records]
 
 
 class DeleteRequest(_Request):
@@ -418,6 +442,11 @@ class DeleteResult(_Response):
 
     success_count: int = Field(alias="SuccessCount")
 
+    @classmethod
+    def from_bare(cls, value: Any) -> dict[str, Any] | None:
+        """The count sent as ``Data`` itself."""
+        return {"SuccessCount": value} if _is_integer(value) else None
+
 
 #: Field names of a List record, as the service returns them.
 LIST_RECORD_FIELDS: tuple[str, ...] = (
@@ -427,3 +456,14 @@ LIST_RECORD_FIELDS: tuple[str, ...] = (
     "Description", "ExtensionColumn", "RentPrice", "SpaceType", "DepositFee", "SalePrice",
     "UnitAreaPrice", "ZestimatePrice", "HOAMonth",
 )  # fmt: skip
+_RECORD_NAME_SET = frozenset(LIST_RECORD_FIELDS)
+_RECORD_NAMES = {name.lower(): name for name in LIST_RECORD_FIELDS}
+
+
+def _is_integer(value: Any) -> bool:
+    """An integer, or text that holds one (``"123"``): a plausible bare ``Data``."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and value.strip().lstrip("-").isdigit()
