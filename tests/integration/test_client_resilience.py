@@ -22,7 +22,9 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 async def api(kind: str, emulator: Any) -> AsyncIterator[Api]:
-    made = Api(kind, emulator, max_retry_after=0.01)
+    # The emulator asks to wait 1 s: within the cap, so a throttled call is waited out and
+    # retried (a longer Retry-After is raised at once).
+    made = Api(kind, emulator, max_retry_after=1.0)
     yield made
     await made.close()
 

@@ -311,11 +311,14 @@ async def test_retry_after_http_date_is_honoured(kind: str) -> None:
     assert 1.5 <= wait <= 3.0
 
 
-async def test_retry_after_is_capped(kind: str) -> None:
+async def test_a_retry_after_beyond_the_cap_is_raised_at_once(kind: str) -> None:
+    # Waiting the cap and asking again would only be refused again: the caller decides.
     throttled = envelope(status=429, **{"Retry-After": "3600"})
     made = Made(kind, Server(throttled, envelope(1)), max_retry_after=0.5)
-    await call(made, lambda c: c.listings.update(LISTING))
-    assert made.sleeps == [0.5]
+    with pytest.raises(errors.RateLimitError) as info:
+        await call(made, lambda c: c.listings.update(LISTING))
+    assert info.value.retry_after == 3600.0
+    assert made.sleeps == []
 
 
 async def test_rate_limit_error_carries_retry_after_when_retries_run_out(kind: str) -> None:

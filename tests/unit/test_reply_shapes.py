@@ -27,7 +27,8 @@ def client_answering(body: Any, *, raw: bytes | None = None) -> eb.Client:
 
     http = httpx.Client(transport=httpx.MockTransport(handler))
     return eb.Client(
-        base_url="http://svc.test", api_key="k-1", session_key="s-1", http_client=http,
+        base_url="http://svc.test", api_key="shapes-key-81d", session_key="shapes-session-2b7",
+        http_client=http,
         max_retries=0,
     )  # fmt: skip
 
@@ -139,3 +140,30 @@ def test_an_unrecognised_session_shape_names_the_fields_found(closing: list[eb.C
     client = answering(closing, dotnet({"token": "abc"}))
     with pytest.raises(errors.APIError, match="'token'"):
         client.chat.create_session(SERIAL)
+
+
+def test_a_problem_details_reply_keeps_its_title_and_every_field_error(
+    closing: list[eb.Client],
+) -> None:
+    body = {
+        "type": "https://tools.ietf.org/html/rfc9110#section-15.5.1",
+        "title": "One or more validation errors occurred.",
+        "status": 400,
+        "errors": {"Name": ["The Name field is required."], "Temperature": ["Out of range."]},
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, json=body, headers={"content-type": "application/problem+json"})
+
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    client = eb.Client(
+        base_url="http://svc.test", api_key="problem-key-9f2", session_key="problem-session-4c1",
+        http_client=http,
+    )  # fmt: skip
+    closing.append(client)
+    with pytest.raises(errors.InvalidRequestError) as caught:
+        client.chatbots.edit(SERIAL, Name="x")
+    message = str(caught.value)
+    assert "One or more validation errors occurred." in message
+    assert "Name: The Name field is required." in message
+    assert "Temperature: Out of range." in message

@@ -70,18 +70,45 @@ def _envelope(content: bytes) -> models.Envelope | None:
     return envelope
 
 
+def problem_message(content: bytes) -> str:
+    """What an RFC 7807 / ASP.NET problem body says: its title and detail, and every field error
+    (``{"errors": {"Bedrooms": ["The Bedrooms field is required."]}}``); empty when it is none."""
+    if content.startswith(_BOM):
+        content = content[len(_BOM) :]
+    try:
+        body = pydantic_core.from_json(content)
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    if not isinstance(body, dict):
+        return ""
+    fields = {str(key).lower(): value for key, value in body.items()}
+    parts = [str(fields[name]).strip() for name in ("title", "detail") if fields.get(name)]
+    problems = fields.get("errors")
+    if isinstance(problems, dict):
+        for field, found in problems.items():
+            texts = found if isinstance(found, list) else [found]
+            parts += [f"{field}: {text}" for text in texts if text]
+    elif isinstance(problems, list):
+        parts += [str(item) for item in problems if item]
+    return "; ".join(parts)
+
+
 def api_error(
     operation: Operation,
     status: int,
     envelope: models.Envelope | None,
     retry_after: float | None = None,
+    content: bytes = b"",
 ) -> errors.APIError:
     """The error for a failed reply: its class from the HTTP status, or from ``Code`` when the
-    HTTP status says success (``Success: false`` with HTTP 200)."""
+    HTTP status says success (``Success: false`` with HTTP 200). Without an envelope message, a
+    problem body (``application/problem+json``, ASP.NET validation) says what went wrong."""
     code = envelope.code if envelope is not None else None
     kind = status if status >= 400 else (code if code is not None and code >= 400 else None)
     cls = errors.error_class_for(kind) if kind is not None else errors.APIError
     message = envelope.message if envelope is not None else ""
+    if not message and content:
+        message = problem_message(content)
     if not message:
         phrase = httpx.codes.get_reason_phrase(status)
         message = f"HTTP {status} {phrase}".strip() if status >= 400 else "the service failed"
@@ -102,7 +129,8 @@ def parse_response(
         raise errors.APIError(
             "the reply is not a JSON envelope", operation=operation.name, status_code=status
         )
-    raise api_error(operation, status, envelope, parse_retry_after(headers.get("retry-after")))
+    retry_after = parse_retry_after(headers.get("retry-after"))
+    raise api_error(operation, status, envelope, retry_after, content)
 
 
 def parse_data(call: Call[T], data: Any, status: int) -> T:

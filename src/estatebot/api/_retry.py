@@ -35,7 +35,8 @@ class RetryPolicy:
 
     ``max_retries`` attempts after the first; a jittered exponential backoff from
     ``backoff_base`` seconds up to ``backoff_max``; a ``Retry-After`` from the service is
-    honoured instead, capped at ``max_retry_after`` seconds.
+    honoured instead. One longer than ``max_retry_after`` seconds is not waited out at all: the
+    error is raised at once, with its ``retry_after``, for the caller to decide.
     """
 
     max_retries: int = 3
@@ -49,6 +50,9 @@ class RetryPolicy:
             return False
         if _not_sent(exc):
             return True
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None and retry_after > self.max_retry_after:
+            return False  # waiting less than asked would only be refused again
         if not operation.retry_after_send:
             return (
                 operation.retry_throttled
