@@ -49,7 +49,6 @@ from estatebot.listings.sync.compare import key_values
 from estatebot.listings.sync.journal import Journal
 from estatebot.listings.sync.report import (
     DONE,
-    NOT_SENT,
     REDONE,
     SKIPPED,
     UNCHANGED,
@@ -58,7 +57,7 @@ from estatebot.listings.sync.report import (
     outcomes_frame,
 )
 from estatebot.listings.sync.restore import body_of, rebuild_problems
-from estatebot.listings.sync.runner import Runner
+from estatebot.listings.sync.runner import Runner, not_sent
 from estatebot.listings.sync.stale import (
     SHOWN_STALE,
     Checked,
@@ -186,15 +185,9 @@ def _keep_restorable(
             position = found[0]
             problems = rebuild_problems(remote.row(position), remote.raw(position), serial)
             if problems:
-                outcomes[task.op] = OpOutcome(
-                    action=task.action,
-                    key=task.key,
-                    row=task.row,
-                    id=task.id,
-                    outcome=NOT_SENT,
-                    message="not deleted: its backup could not create it again ("
-                    + "; ".join(problems)
-                    + ")",
+                why = "; ".join(problems)
+                outcomes[task.op] = not_sent(
+                    task, f"not deleted: its backup could not create it again ({why})"
                 )
                 continue
         kept.append(task)

@@ -4,17 +4,19 @@ backed-up values, missing ones are created.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 from pydantic import ValidationError
 
 from estatebot._progress import progress_bar
 from estatebot.api.models import KeyType, ListingInput, field_problems
 from estatebot.listings import schema
+from estatebot.listings.remote.parsers import parse_numbers
 from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.remote.records import WIRE_NAMES
 from estatebot.listings.sync.backup import (
     read_backup,
     read_backup_raw,
@@ -42,23 +44,22 @@ RESTORE_DEFAULTS: dict[str, str] = {"AreaUnit": "Square Feet"}
 # --------------------------------------------------------------------------- restore
 
 
-#: The List record's name of a canonical column, where the two differ.
-_RECORD_NAMES: dict[str, str] = {"Latitude": "LATITUDE", "Longitude": "LONGITUDE"}
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-
-
 def _from_record(name: str, raw: Mapping[str, Any] | None) -> Any:
-    """A field the typed row lost, read back from the List record as the service sent it."""
+    """A field the typed row lost, read back from the List record as the service sent it.
+
+    Numbers are read as the pull reads them (currency, separators, units), but as decimals:
+    a value the typed column refused (1.5 parking spots) is exactly what is kept here.
+    """
     if not raw or name in schema.LIST_COLUMNS or name in schema.DICT_COLUMNS:
         return None
-    value = raw.get(_RECORD_NAMES.get(name, name))
+    value = raw.get(WIRE_NAMES.get(name, name))
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if name in schema.INT_COLUMNS or name in schema.FLOAT_COLUMNS:
-        text = str(value).replace(",", "").strip()
-        if not _NUMBER.fullmatch(text):
+        parsed = parse_numbers(pd.Series([value], dtype=object)).values.iloc[0]
+        if parsed is pd.NA:
             return None
-        number = float(text)
+        number = float(parsed)
         return int(number) if number.is_integer() else number
     return str(value).strip()
 

@@ -249,14 +249,10 @@ class Runner:
                 send.append(task)
                 continue
             name, _ = sorted(shared)[0]
-            self.outcomes[task.op] = OpOutcome(
-                action=task.action,
-                key=task.key,
-                row=task.row,
-                id=task.id,
-                outcome=NOT_SENT,
-                message=f"not sent: the create of the listing with this {name} failed, and "
-                "the delete would lose it",
+            self.outcomes[task.op] = not_sent(
+                task,
+                f"not sent: the create of the listing with this {name} failed, and the delete "
+                "would lose it",
             )
             self.tick(1)
         return send
@@ -291,6 +287,12 @@ def _delete_chunks(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:
     for group in by_type.values():
         for start in range(0, len(group), size):
             yield group[start : start + size]
+
+
+def not_sent(task: Task, message: str) -> OpOutcome:
+    """The outcome of an operation held back before sending (not journaled: a later run
+    decides it afresh)."""
+    return OpOutcome(task.action, task.key, task.row, task.id, NOT_SENT, message=message)
 
 
 #: Looks an unanswered create up: (ID, whether it holds the body), or None when it is absent.
