@@ -41,10 +41,11 @@ from estatebot.api.models import (
     ListingUpdate,
     StreamResult,
 )
+from estatebot.api.paging import PullWarning
 from estatebot.chat.panel import ChatPanel
 from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
 from estatebot.listings.remote.normalize import NormalizeWarning, normalize_records
-from estatebot.listings.remote.pull import PullWarning, apull_listings, pull_listings
+from estatebot.listings.remote.pull import apull_listings, pull_listings
 from estatebot.listings.sheet.read import Sheet, read_sheet
 from estatebot.listings.sync.apply import apply_plan
 from estatebot.listings.sync.plan import SyncPlan, plan_cleanup, plan_sync

@@ -13,8 +13,7 @@ import tenacity
 
 from estatebot.api import _base, _config, _responses, _retry, errors
 from estatebot.api._redact import RedactingFilter, redact, register_secret
-from estatebot.api.listings import Pager, update_body
-from estatebot.api.models import ListingPage
+from estatebot.api.listings import update_body
 
 API_KEY = "unit-api-key-5f1c"
 SESSION_KEY = "unit-session-key-9a2e"
@@ -326,56 +325,6 @@ def test_operation_table_marks_client_ask_and_create_unsafe_to_resend() -> None:
     assert [op.name for op in _base.OPERATIONS.values() if op.retry_throttled] == [
         "RealEstateCreate"
     ]
-
-
-# --------------------------------------------------------------------------- paging
-
-
-def page(count: int, total: int | None) -> ListingPage:
-    return ListingPage.model_validate(
-        {"List": [{"ID": i} for i in range(count)], "VirtualCount": total}
-    )
-
-
-def walk(pager: Pager, sizes: list[tuple[int, int | None]]) -> list[tuple[int, int]]:
-    """Feed pages of the given (count, VirtualCount) and return the requests made."""
-    asked = []
-    for count, total in sizes:
-        ask = pager.next_page()
-        assert ask is not None
-        asked.append(ask)
-        pager.take(page(count, total))
-    assert pager.next_page() is None
-    return asked
-
-
-def test_pager_stops_when_virtual_count_is_reached_on_an_exact_multiple() -> None:
-    assert walk(Pager(10), [(10, 20), (10, 20)]) == [(1, 10), (2, 10)]
-
-
-def test_pager_stops_on_a_short_page_without_virtual_count() -> None:
-    assert walk(Pager(10), [(10, None), (3, None)]) == [(1, 10), (2, 10)]
-
-
-def test_pager_stops_on_an_empty_page() -> None:
-    assert walk(Pager(10), [(10, None), (0, None)]) == [(1, 10), (2, 10)]
-    assert walk(Pager(10), [(0, 0)]) == [(1, 10)]
-
-
-def test_pager_detects_a_server_cap_and_counts_pages_in_the_capped_size() -> None:
-    asked = walk(Pager(100), [(30, 75), (30, 75), (15, 75)])
-    assert asked == [(1, 100), (2, 30), (3, 30)]
-
-
-def test_pager_ignores_a_virtual_count_shown_wrong() -> None:
-    # VirtualCount says 5 but full pages keep coming: go on until a short page.
-    assert walk(Pager(10), [(10, 5), (10, 5), (2, 5)]) == [(1, 10), (2, 10), (3, 10)]
-
-
-def test_pager_take_says_whether_the_page_holds_listings() -> None:
-    pager = Pager(5)
-    assert pager.take(page(0, 0)) is False
-    assert pager.done
 
 
 # --------------------------------------------------------------------------- update keys

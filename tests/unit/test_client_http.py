@@ -23,6 +23,7 @@ from estatebot.api import (
     errors,
 )
 from estatebot.api.models import AIModel, Answer, ListingPage
+from estatebot.api.paging import PullWarning
 
 API_KEY = "mock-api-key-7d3b"
 SESSION_KEY = "mock-session-key-1e8f"
@@ -659,6 +660,85 @@ async def test_async_context_manager_closes() -> None:
     async with AsyncClient(base_url=BASE, api_key=API_KEY) as client:
         pass
     assert client._http.is_closed
+
+
+def paged(
+    total: int,
+    *,
+    cap: int = 100,
+    count: Callable[[int], int | None] = lambda page: None,
+    past_end: bool = False,
+) -> Callable[[httpx.Request], httpx.Response]:
+    """A List service of ``total`` listings: page cap, ``count(page)`` as VirtualCount, and,
+    with ``past_end``, a page past the last refused with 404 "No more data"."""
+
+    def serve(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        size = min(body["PageSize"], cap)
+        start = (body["PageNumber"] - 1) * size
+        if past_end and body["PageNumber"] > 1 and start >= total:
+            return envelope(None, status=404, message="No more data")
+        ids = list(range(start, min(start + size, total)))
+        data: dict[str, Any] = {"List": [{"ID": i} for i in ids]}
+        if (virtual := count(body["PageNumber"])) is not None:
+            data["VirtualCount"] = virtual
+        return envelope(data)
+
+    return serve
+
+
+async def listed(made: Made, **options: Any) -> list[int]:
+    pages = made.client.listings.iter_pages(SERIAL, **options)
+    if isinstance(made.client, Client):
+        return [r["ID"] for page in pages for r in page.records]
+    return [r["ID"] async for page in pages for r in page.records]
+
+
+async def test_iter_pages_under_a_cap_with_no_count_yields_every_listing(kind: str) -> None:
+    made = Made(kind, Server(paged(137, cap=50)))
+    assert await listed(made, page_size=100) == list(range(137))
+    assert [made.server.body(i)["PageSize"] for i in range(3)] == [100, 50, 50]
+
+
+@pytest.mark.parametrize("count", [lambda page: 100, lambda page: None])
+async def test_iter_pages_ends_on_a_page_refused_past_the_end(
+    kind: str, count: Callable[[int], int | None]
+) -> None:
+    made = Made(kind, Server(paged(100, count=count, past_end=True)))
+    assert await listed(made, page_size=50) == list(range(100))
+    assert [made.server.body(i)["PageNumber"] for i in range(3)] == [1, 2, 3]
+
+
+async def test_iter_pages_raises_a_refusal_inside_the_count(kind: str) -> None:
+    made = Made(kind, Server(paged(100, count=lambda page: 200, past_end=True)))
+    with pytest.raises(errors.NotFoundError, match="No more data"):
+        await listed(made, page_size=50)
+
+
+async def test_iter_pages_reports_a_listing_vanishing_mid_pull(kind: str) -> None:
+    # 120 listings counted on page 1; one is deleted before page 2, which says 119: listing 50
+    # slides onto page 1 unseen.
+    def serve(request: httpx.Request) -> httpx.Response:
+        number = json.loads(request.content)["PageNumber"]
+        ids = list(range(50)) if number == 1 else list(range(51, 120))[(number - 2) * 50 :][:50]
+        return envelope({"List": [{"ID": i} for i in ids], "VirtualCount": 120 - (number > 1)})
+
+    made = Made(kind, Server(serve))
+    with pytest.warns(PullWarning, match="count went from 120 to 119"):
+        seen = await listed(made, page_size=50)
+    assert len(seen) == 119
+
+
+async def test_iter_pages_hands_out_a_listing_once(kind: str) -> None:
+    # A listing added at the front mid-pull pushes the last of page 1 onto page 2.
+    def serve(request: httpx.Request) -> httpx.Response:
+        number = json.loads(request.content)["PageNumber"]
+        ids = [0, 1, 2] if number == 1 else [2, 3]
+        return envelope({"List": [{"ID": i} for i in ids], "VirtualCount": 4 + (number > 1)})
+
+    made = Made(kind, Server(serve))
+    with pytest.warns(PullWarning, match="count went from 4 to 5"):
+        assert await listed(made, page_size=3) == [0, 1, 2, 3]
 
 
 async def test_iter_pages_follows_a_server_cap(kind: str) -> None:

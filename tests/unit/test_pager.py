@@ -8,8 +8,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from estatebot.api import errors
 from estatebot.api.models import ListingPage
-from estatebot.listings.remote.paging import Pager
+from estatebot.api.paging import NoSuchPage, Pager, PageResult, says_no_such_page
 
 CountRule = Callable[[int], int | None]
 
@@ -22,26 +23,40 @@ def simulate(
     count: CountRule = lambda n: n,
     concurrency: int = 4,
     failing: frozenset[int] = frozenset(),
+    refusing: frozenset[int] = frozenset(),
+    past_end: bool = False,
+    strict: bool = True,
 ) -> tuple[Pager, list[int]]:
-    """Run the pager against an in-memory server; return it and every page number requested."""
+    """Run the pager against an in-memory server; return it and every page number requested.
+
+    ``failing`` pages fail (skipped), ``refusing`` ones are refused with 404, and with
+    ``past_end`` every page after the last listing is refused with 404 "No more data".
+    """
     requested: list[int] = []
 
-    def serve(number: int, size: int) -> ListingPage | None:
+    def serve(number: int, size: int) -> PageResult:
         requested.append(number)
         if number in failing:
             return None
         size = min(size, cap)
         start = (number - 1) * size
+        if number in refusing or (past_end and number > 1 and start >= total):
+            return NoSuchPage(no_more_data())
         rows = [{"ID": i} for i in range(start, min(start + size, total))]
         return ListingPage.model_validate({"List": rows, "VirtualCount": count(total)})
 
-    pager = Pager(page_size=page_size, concurrency=concurrency)
+    pager = Pager(page_size=page_size, concurrency=concurrency, strict=strict)
     first = serve(1, page_size)
-    assert first is not None
+    assert isinstance(first, ListingPage)
     batch = pager.start(first)
     while batch:
         batch = pager.advance(batch, [serve(n, pager.size) for n in batch])
     return pager, requested
+
+
+def no_more_data(status: int = 404) -> errors.APIError:
+    cls = errors.error_class_for(status)
+    return cls("No more data", operation="RealEstateList", code=status, status_code=status)
 
 
 def ids(pager: Pager) -> list[int]:
@@ -111,9 +126,10 @@ def test_probing_past_a_dead_server_stops() -> None:
     cap=st.integers(1, 60),
     concurrency=st.integers(1, 9),
     count_kind=st.sampled_from(["right", "missing", "low", "high"]),
+    past_end=st.booleans(),
 )
 def test_any_server_gives_every_record_once_in_order(
-    total: int, page_size: int, cap: int, concurrency: int, count_kind: str
+    total: int, page_size: int, cap: int, concurrency: int, count_kind: str, past_end: bool
 ) -> None:
     rules: dict[str, CountRule] = {
         "right": lambda n: n,
@@ -124,10 +140,19 @@ def test_any_server_gives_every_record_once_in_order(
     # A capped first page with a count that says "nothing more" is, by the addendum's rule, the
     # last page: a cap and a too-low count together cannot be seen (see the test below).
     assume(count_kind != "low" or cap >= page_size)
+    # A count too high with pages past the end refused: the refusal inside the count is a
+    # failure (a page lost is indistinguishable), tested on its own below.
+    assume(not (past_end and count_kind == "high"))
     pager, _ = simulate(
-        total, page_size=page_size, cap=cap, count=rules[count_kind], concurrency=concurrency
+        total,
+        page_size=page_size,
+        cap=cap,
+        count=rules[count_kind],
+        concurrency=concurrency,
+        past_end=past_end,
     )
     assert ids(pager) == list(range(total))
+    assert pager.missing == []
 
 
 def test_a_short_first_page_with_a_count_saying_done_is_the_end() -> None:
@@ -146,3 +171,66 @@ def test_the_page_past_a_full_last_page_comes_in_the_first_batch(
         {"List": [{"ID": i} for i in range(20)], "VirtualCount": count}
     )
     assert pager.start(first) == first_batch
+
+
+@pytest.mark.parametrize("total", [40, 137])
+@pytest.mark.parametrize("count", [lambda n: n, lambda n: None, lambda n: n // 2])
+def test_a_page_past_the_end_refused_with_404_ends_the_pull(total: int, count: CountRule) -> None:
+    pager, _ = simulate(total, page_size=20, count=count, past_end=True, concurrency=3)
+    assert ids(pager) == list(range(total))
+    assert pager.missing == []
+    assert pager.unverified == []
+    assert pager.shortfall(total) is None
+
+
+def test_a_refusal_inside_the_count_is_a_failure_raised_or_skipped() -> None:
+    with pytest.raises(errors.NotFoundError, match="No more data"):
+        simulate(100, page_size=20, refusing=frozenset({3}))
+    pager, _ = simulate(100, page_size=20, refusing=frozenset({3}), strict=False)
+    assert pager.missing == [3]
+    assert len(ids(pager)) == 80
+    assert pager.shortfall(80) == "page(s) [3] could not be fetched"
+
+
+def test_a_refusal_after_the_count_went_down_is_the_end() -> None:
+    # 101 listings counted on page 1; one vanishes, page 2 says 100 and page 3 (of 3 by the first
+    # count) is refused: every listing of the newer count is in, so the pull ends, and the
+    # change of count is reported.
+    pager = Pager(page_size=50, concurrency=4)
+    first = ListingPage.model_validate(
+        {"List": [{"ID": i} for i in range(50)], "VirtualCount": 101}
+    )
+    assert pager.start(first) == [2, 3]
+    second = ListingPage.model_validate(
+        {"List": [{"ID": i} for i in range(51, 101)], "VirtualCount": 100}
+    )
+    assert pager.advance([2, 3], [second, NoSuchPage(no_more_data())]) == []
+    assert len(pager.records()) == 100
+    assert "the count went from 101 to 100" in str(pager.shortfall(100))
+
+
+@pytest.mark.parametrize(
+    ("error", "refused"),
+    [
+        (no_more_data(404), True),
+        (no_more_data(400), True),
+        (no_more_data(416), True),
+        (
+            errors.APIError("No more data", operation="RealEstateList", code=404, status_code=200),
+            True,
+        ),
+        (no_more_data(401), False),
+        (no_more_data(429), False),
+        (no_more_data(500), False),
+        (errors.APIConnectionError("reset", operation="RealEstateList"), False),
+        (errors.PullError(4, no_more_data(404)), True),
+    ],
+)
+def test_which_errors_refuse_a_page_number(error: errors.EstatebotError, refused: bool) -> None:
+    assert says_no_such_page(error) is refused
+
+
+def test_unseen_hands_out_each_id_once() -> None:
+    pager = Pager(page_size=3, concurrency=1)
+    assert pager.unseen([{"ID": 1}, {"ID": "2"}, {}]) == [{"ID": 1}, {"ID": "2"}, {}]
+    assert pager.unseen([{"ID": "1"}, {"ID": 3}, {}]) == [{"ID": 3}, {}]

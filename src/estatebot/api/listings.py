@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,6 +22,7 @@ from estatebot.api._base import (
     parse_int,
     validate,
 )
+from estatebot.api.errors import EstatebotError
 from estatebot.api.models import (
     DeleteRequest,
     DeleteResult,
@@ -34,6 +34,7 @@ from estatebot.api.models import (
     SaleType,
     to_wire,
 )
+from estatebot.api.paging import Pager, PageResult, is_last, refusal, warn_shortfall
 
 ListingArg = BaseModel | Mapping[str, Any]
 
@@ -107,44 +108,12 @@ def _success_count(data: Any) -> int:
     return DeleteResult.model_validate(data).success_count
 
 
-@dataclass
-class Pager:
-    """Which page to ask for next, and when to stop (no I/O).
-
-    Stops when ``VirtualCount`` says every listing was seen, or on a short or empty page. A
-    first page shorter than asked while ``VirtualCount`` says more remain reveals a server cap
-    on the page size: paging goes on with the size the server used. Page numbers count in
-    units of the size in use, so the next page is ``seen // size + 1``.
-    """
-
-    size: int
-    seen: int = 0
-    pages: int = 0
-    done: bool = False
-
-    def next_page(self) -> tuple[int, int] | None:
-        """``(page number, page size)`` to ask for next, or None when finished."""
-        if self.done:
-            return None
-        # A size below 1 goes to the request as is, for validation to report it.
-        return (self.seen // self.size + 1 if self.size > 0 else 1), self.size
-
-    def take(self, page: ListingPage) -> bool:
-        """Record a page; True if it holds listings (worth handing to the caller)."""
-        count = len(page.records)
-        first, self.pages = self.pages == 0, self.pages + 1
-        self.seen += count
-        total = page.virtual_count
-        more = total is not None and self.seen < total
-        if count == 0 or (total is not None and self.seen == total):
-            self.done = True
-        elif count < self.size:
-            if first and more:
-                self.size = count  # a server cap: seen == count, so the next page is 2
-            else:
-                self.done = True
-        # seen > total: VirtualCount is wrong, so it is ignored and a short page ends paging.
-        return count > 0
+def _fresh(pager: Pager, page: ListingPage) -> ListingPage | None:
+    """The page with the listings already handed out removed; None when nothing is left."""
+    fresh = pager.unseen(page.records)
+    if not fresh:
+        return None
+    return page if len(fresh) == len(page.records) else page.model_copy(update={"records": fresh})
 
 
 class Listings(SyncResource):
@@ -190,13 +159,39 @@ class Listings(SyncResource):
         page_size: int = 100,
         timeout: TimeoutArg = None,
     ) -> Iterator[ListingPage]:
-        """Every non-empty page of the listings, in order; see :class:`Pager` for stopping."""
-        pager = Pager(page_size)
-        while (ask := pager.next_page()) is not None:
-            call = list_call(serial, city, sale_type, mls_number, *ask, timeout)
-            page = self._client._request(call)
-            if pager.take(page):
-                yield page
+        """Every page of the listings, in order, one request at a time.
+
+        Paging follows :class:`~estatebot.api.paging.Pager`, the same logic as ``pull_listings``:
+        a server page cap, a missing or wrong ``VirtualCount`` and a page past the end refused
+        with 404 are all survived. A listing seen on an earlier page (rows moving while paging)
+        is left out of later ones, and a page left with none is skipped. A count that changed
+        between pages, or fewer listings than counted, is reported by a
+        :class:`~estatebot.api.paging.PullWarning` at the end. Errors are raised as they come.
+        """
+        pager = Pager(page_size, concurrency=1, keep_records=False)
+        call = list_call(serial, city, sale_type, mls_number, 1, page_size, timeout)
+        first = self._client._request(call)
+        batch = pager.start(first)
+        received = 0
+        if (page := _fresh(pager, first)) is not None:
+            received += len(page.records)
+            yield page
+        while batch:
+            results: list[PageResult] = []
+            for number in batch:
+                call = list_call(serial, city, sale_type, mls_number, number, pager.size, timeout)
+                try:
+                    result: PageResult = self._client._request(call)
+                except EstatebotError as error:
+                    result = refusal(number, error)
+                results.append(result)
+                if isinstance(result, ListingPage) and (page := _fresh(pager, result)) is not None:
+                    received += len(page.records)
+                    yield page
+                if is_last(result, pager.size):
+                    break
+            batch = pager.advance(batch[: len(results)], results)
+        warn_shortfall(pager, received)
 
     def delete(
         self,
@@ -253,13 +248,31 @@ class AsyncListings(AsyncResource):
         page_size: int = 100,
         timeout: TimeoutArg = None,  # noqa: ASYNC109
     ) -> AsyncIterator[ListingPage]:
-        """Every non-empty page of the listings; see :meth:`Listings.iter_pages`."""
-        pager = Pager(page_size)
-        while (ask := pager.next_page()) is not None:
-            call = list_call(serial, city, sale_type, mls_number, *ask, timeout)
-            page = await self._client._request(call)
-            if pager.take(page):
-                yield page
+        """Every page of the listings, in order; see :meth:`Listings.iter_pages`."""
+        pager = Pager(page_size, concurrency=1, keep_records=False)
+        call = list_call(serial, city, sale_type, mls_number, 1, page_size, timeout)
+        first = await self._client._request(call)
+        batch = pager.start(first)
+        received = 0
+        if (page := _fresh(pager, first)) is not None:
+            received += len(page.records)
+            yield page
+        while batch:
+            results: list[PageResult] = []
+            for number in batch:
+                call = list_call(serial, city, sale_type, mls_number, number, pager.size, timeout)
+                try:
+                    result: PageResult = await self._client._request(call)
+                except EstatebotError as error:
+                    result = refusal(number, error)
+                results.append(result)
+                if isinstance(result, ListingPage) and (page := _fresh(pager, result)) is not None:
+                    received += len(page.records)
+                    yield page
+                if is_last(result, pager.size):
+                    break
+            batch = pager.advance(batch[: len(results)], results)
+        warn_shortfall(pager, received)
 
     async def delete(
         self,

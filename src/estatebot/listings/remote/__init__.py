@@ -6,13 +6,14 @@ canonical frame of :mod:`estatebot.listings.schema`; :mod:`.bodies` turns such a
 validated Update and Create bodies. Nothing here reads a spreadsheet or plans a sync.
 """
 
+from estatebot.api.paging import PullWarning
 from estatebot.listings.remote.bodies import to_create_bodies, to_update_bodies
 from estatebot.listings.remote.normalize import (
     NormalizeResult,
     NormalizeWarning,
     normalize_records,
 )
-from estatebot.listings.remote.pull import PullWarning, apull_listings, pull_listings
+from estatebot.listings.remote.pull import apull_listings, pull_listings
 
 __all__ = [
     "NormalizeResult",

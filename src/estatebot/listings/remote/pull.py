@@ -5,7 +5,8 @@ a thread pool for :class:`~estatebot.api.client.Client` (so it works the same in
 Jupyter's running event loop) and one with asyncio for
 :class:`~estatebot.api.client.AsyncClient`.
 
-The paging rules are described in :mod:`estatebot.listings.remote.paging`.
+The paging rules are described in :mod:`estatebot.api.paging`; ``client.listings.iter_pages``
+runs the same :class:`Pager` one page at a time.
 """
 
 from __future__ import annotations
@@ -21,14 +22,10 @@ from estatebot._progress import progress_bar
 from estatebot.api.client import AsyncClient, Client
 from estatebot.api.errors import EstatebotError, PullError
 from estatebot.api.models import ListingPage
+from estatebot.api.paging import Pager, PageResult, PullWarning, refusal
 from estatebot.listings.remote.normalize import normalize_records
-from estatebot.listings.remote.paging import Pager
 
 OnError = Literal["raise", "skip"]
-
-
-class PullWarning(UserWarning):
-    """Some pages could not be fetched and were skipped (``on_error="skip"``)."""
 
 
 def _finish(
@@ -126,15 +123,13 @@ def pull_listings(
         except EstatebotError as error:
             raise PullError(number, error) from error
 
-    def fetch(number: int, size: int) -> ListingPage | None:
+    def fetch(number: int, size: int) -> PageResult:
         try:
             return get(number, size)
-        except PullError:
-            if on_error == "raise":
-                raise
-            return None
+        except PullError as failure:
+            return _settle(number, failure, on_error)
 
-    pager = Pager(page_size=page_size, concurrency=concurrency)
+    pager = Pager(page_size=page_size, concurrency=concurrency, strict=on_error == "raise")
     first = get(1, page_size)  # without page 1 there is nothing to go on: always raise
     with (
         progress_bar(None, "Pulling listings", progress=progress, unit="page") as bar,
@@ -181,15 +176,13 @@ async def apull_listings(
             except EstatebotError as error:
                 raise PullError(number, error) from error
 
-    async def fetch(number: int, size: int) -> ListingPage | None:
+    async def fetch(number: int, size: int) -> PageResult:
         try:
             return await get(number, size)
-        except PullError:
-            if on_error == "raise":
-                raise
-            return None
+        except PullError as failure:
+            return _settle(number, failure, on_error)
 
-    pager = Pager(page_size=page_size, concurrency=concurrency)
+    pager = Pager(page_size=page_size, concurrency=concurrency, strict=on_error == "raise")
     first = await get(1, page_size)  # without page 1 there is nothing to go on: always raise
     with progress_bar(None, "Pulling listings", progress=progress, unit="page") as bar:
         batch = pager.start(first)
@@ -200,6 +193,17 @@ async def apull_listings(
             _track(bar, pager, len(batch))
             batch = next_batch
     return _finish(pager, expand_extensions)
+
+
+def _settle(number: int, failure: PullError, on_error: OnError) -> PageResult:
+    # A refused page number may be the end of the listings, which the pager decides; any other
+    # failure is raised, or skipped as None.
+    try:
+        return refusal(number, failure)
+    except PullError:
+        if on_error == "raise":
+            raise
+        return None
 
 
 def _track(bar: Any, pager: Pager, done: int) -> None:

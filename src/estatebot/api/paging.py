@@ -1,27 +1,71 @@
-"""The paging decisions of a listing pull, apart from any I/O.
+"""The paging of a listing pull, apart from any I/O: one logic for every way of reading pages.
+
+:meth:`Listings.iter_pages <estatebot.api.listings.Listings.iter_pages>` (one page at a time),
+its async twin and ``pull_listings``/``apull_listings`` (many at a time) all run :class:`Pager`:
+they fetch the pages it names and hand it what came back, and it decides what to fetch next and
+when the listings have ended.
 
 Paging rules (the addendum's decisions, and the variants the client must survive):
 
 * Page 1 is fetched first. Its ``VirtualCount`` (the total matching) says how many pages remain;
   those are fetched together, at most ``concurrency`` at a time.
 * A server that caps the page size returns fewer rows than asked while ``VirtualCount`` says more
-  remain: the cap becomes the page size for every later page (page numbers count in that size).
+  remain (or says nothing): the cap becomes the page size for every later page (page numbers
+  count in that size).
 * ``VirtualCount`` may be missing or wrong, so the pull only ends on a short or empty page: when
   the count says the last page is full, the page after it is fetched together with the expected
   ones (no extra round trip), and, when the count was missing or too small, waves of
   ``concurrency`` pages follow until a short one arrives.
+* A page past the end may be refused instead of empty (Code 404 "No more data", or 400, 410, 416,
+  422 for a page number out of range). Once the listings counted so far are all in (or no count
+  was ever given), such a reply ends the pull like an empty page; before that it is a failure.
 * Pages are reassembled in page order, and a listing seen twice (rows moving between pages while
   the pull runs) is kept once, at its first position.
+* The count changing between pages (a listing added or removed mid-pull), or fewer listings
+  arriving than counted, is reported by :meth:`Pager.shortfall`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from estatebot.api.errors import APIError, EstatebotError, PullError
 from estatebot.api.models import ListingPage
+
+
+class PullWarning(UserWarning):
+    """The listings read may not be all of them: pages skipped, or the listings moved mid-pull."""
+
+
+# Codes a service plausibly answers a page number past the last with.
+_NO_SUCH_PAGE = frozenset({400, 404, 410, 416, 422})
+
+
+def says_no_such_page(error: EstatebotError) -> bool:
+    """Whether an error is a refusal of the page number (not of the credential or the server)."""
+    if isinstance(error, PullError):
+        error = error.cause
+    if not isinstance(error, APIError):
+        return False
+    status = error.status_code or 0
+    kind = status if status >= 400 else error.code
+    return kind in _NO_SUCH_PAGE
+
+
+@dataclass(frozen=True)
+class NoSuchPage:
+    """A page the service refused as past the end; :class:`Pager` decides whether it is."""
+
+    error: EstatebotError
+
+
+#: What a driver hands back for one page: the page, None for a failure skipped
+#: (``on_error="skip"``), or the refusal of a page number.
+PageResult = ListingPage | NoSuchPage | None
 
 
 @dataclass
@@ -30,11 +74,16 @@ class Pager:
 
     ``None`` in a batch of results stands for a page that failed and was skipped: ``missing``
     lists those within the count (or all, when there is no count), ``unverified`` the probes
-    past the count that failed, so the end of the listings could not be confirmed.
+    past the count that failed, so the end of the listings could not be confirmed. A
+    :class:`NoSuchPage` ends the listings when the count is satisfied; otherwise it is a failure,
+    raised when ``strict`` (``on_error="raise"``), else skipped like ``None``.
     """
 
     page_size: int
     concurrency: int
+    strict: bool = True
+    #: False for a driver that hands pages out as they come: then :meth:`records` stays empty.
+    keep_records: bool = True
     size: int = 0
     expected_pages: int | None = None
     pages: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
@@ -42,11 +91,12 @@ class Pager:
     unverified: list[int] = field(default_factory=list)
     #: Each answered page's ``VirtualCount`` (None where the service gave none), by page.
     counts: dict[int, int | None] = field(default_factory=dict)
+    _ids: set[Hashable] = field(default_factory=set, repr=False)
 
     def start(self, first: ListingPage) -> list[int]:
         """Take page 1 and return the first batch of further pages (empty when done)."""
         rows = len(first.records)
-        self.pages[1] = first.records
+        self.pages[1] = first.records if self.keep_records else []
         self.counts[1] = first.virtual_count
         total = first.virtual_count
         if rows == 0:
@@ -65,16 +115,26 @@ class Pager:
         # be wrong. A possible cap with no count probes one page at the capped size.
         return self._probe(after=1, trusted=total is not None or capped)
 
-    def advance(self, batch: Sequence[int], results: Sequence[ListingPage | None]) -> list[int]:
-        """Take a batch's results (in the batch's order) and return the next batch."""
+    def advance(self, batch: Sequence[int], results: Sequence[PageResult]) -> list[int]:
+        """Take a batch's results (in the batch's order) and return the next batch.
+
+        A driver fetching one page at a time may hand over the start of the batch only, up to
+        the first short page: the pages after it would not be looked at.
+        """
         for number, page in zip(batch, results, strict=True):
+            if isinstance(page, NoSuchPage):
+                if self._count_satisfied(number):
+                    return []
+                if self.strict:
+                    raise page.error
+                page = None
             if page is None:
                 # Past a known count a page should be empty: losing it loses no listing that
                 # the count knows of, but the end could not be confirmed.
                 beyond_count = self.expected_pages is not None and number > self.expected_pages
                 (self.unverified if beyond_count else self.missing).append(number)
                 continue
-            self.pages[number] = page.records
+            self.pages[number] = page.records if self.keep_records else []
             self.counts[number] = page.virtual_count
             if len(page.records) < self.size:
                 return []
@@ -93,10 +153,34 @@ class Pager:
             return []
         return self._probe(after=batch[-1], trusted=False)
 
+    def _count_satisfied(self, number: int) -> bool:
+        # Every listing the smallest count given so far knows of is on the pages before this one
+        # (a count that went down mid-pull is the newer one); with no count at all, a refusal
+        # after page 1 is the only end the service gives.
+        counts = [count for count in self.counts.values() if count is not None]
+        return not counts or (number - 1) * self.size >= min(counts)
+
     def _probe(self, *, after: int, trusted: bool) -> list[int]:
         # Right after a count that looked correct one page suffices; otherwise fetch in waves.
         width = 1 if trusted else self.concurrency
         return list(range(after + 1, after + 1 + width))
+
+    def unseen(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records whose ``ID`` no earlier call returned (records without one all pass).
+
+        For a driver that hands pages out as they come and cannot deduplicate at the end.
+        """
+        fresh = []
+        for record in records:
+            key = record.get("ID")
+            if key is None or key == "":
+                fresh.append(record)
+                continue
+            key = str(key).strip()
+            if key not in self._ids:
+                self._ids.add(key)
+                fresh.append(record)
+        return fresh
 
     def shortfall(self, received: int) -> str | None:
         """Why the listings that arrived may not be all of them, or None when they are.
@@ -123,3 +207,25 @@ class Pager:
     def records(self) -> list[dict[str, Any]]:
         """Every record, in page order."""
         return [record for number in sorted(self.pages) for record in self.pages[number]]
+
+
+def refusal(number: int, error: EstatebotError) -> NoSuchPage:
+    """The error of page ``number`` as a possible end of the listings, or raised again.
+
+    Page 1 is never past the end: its refusal (an unknown chatbot) is always an error.
+    """
+    if number > 1 and says_no_such_page(error):
+        return NoSuchPage(error)
+    raise error
+
+
+def is_last(page: PageResult, size: int) -> bool:
+    """Whether a page ends a one-at-a-time walk (short, empty or refused)."""
+    return isinstance(page, NoSuchPage) or page is None or len(page.records) < size
+
+
+def warn_shortfall(pager: Pager, received: int, *, stacklevel: int = 3) -> None:
+    """Warn (:class:`PullWarning`) when the pages read may not hold every listing."""
+    reason = pager.shortfall(received)
+    if reason is not None:
+        warnings.warn(f"the listings read may be incomplete: {reason}", PullWarning, stacklevel)
