@@ -8,6 +8,7 @@ shape read as an error that names what came, never as an empty result.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 import estatebot as eb
 from estatebot.api import errors
+from factories import make_listing
 
 SERIAL = "3254a9d0424c4806b9ea3d0763ccf1bf"
 
@@ -136,6 +138,26 @@ def test_a_list_reply_without_records_is_an_error_never_zero_listings(
         eb.pull_listings(client, SERIAL, progress=False)
 
 
+def test_dotnet_reference_wrappers_are_taken_off(closing: list[eb.Client]) -> None:
+    # ReferenceHandler.Preserve: lists as {"$id", "$values"}, objects with "$id", repeats as $ref.
+    first = {"$id": "3", "ID": 1, "MLSNumber": "M-1", "City": "Austin"}
+    data = {
+        "$id": "1",
+        "List": {"$id": "2", "$values": [first, {"$ref": "3"}, {"$id": "4", "ID": 2}]},
+        "VirtualCount": 3,
+    }
+    page = answering(closing, dotnet(data)).listings.list_page(SERIAL)
+    assert page.virtual_count == 3
+    assert [record.get("ID") for record in page.records] == [1, 1, 2]
+    assert page.records[1] == {"ID": 1, "MLSNumber": "M-1", "City": "Austin"}
+    assert all("$id" not in record for record in page.records)
+
+
+def test_a_model_list_in_a_reference_wrapper(closing: list[eb.Client]) -> None:
+    data = {"$id": "1", "$values": [{"$id": "2", "Key": "2", "Value": "gpt-4o", "Status": True}]}
+    assert [m.key for m in answering(closing, dotnet(data)).chatbots.models()] == ["2"]
+
+
 def test_an_unrecognised_session_shape_names_the_fields_found(closing: list[eb.Client]) -> None:
     client = answering(closing, dotnet({"token": "abc"}))
     with pytest.raises(errors.APIError, match="'token'"):
@@ -167,3 +189,29 @@ def test_a_problem_details_reply_keeps_its_title_and_every_field_error(
     assert "One or more validation errors occurred." in message
     assert "Name: The Name field is required." in message
     assert "Temperature: Out of range." in message
+
+
+@pytest.mark.parametrize("data", [1, "1", 1.0, " 1 ", True, {"count": 1}, {"RowsAffected": "1"}])
+def test_an_update_count_in_any_plausible_shape(closing: list[eb.Client], data: Any) -> None:
+    listing = {**make_listing(1, random.Random(1)), "SerialNumber": SERIAL}
+    client = answering(closing, dotnet(data))
+    assert client.listings.update(listing, key_type="MLSNumber") == 1
+
+
+@pytest.mark.parametrize(
+    "data", [10001, "10001", 10001.0, {"id": 10001}, {"ID": 10001, "MLSNumber": "M-1"}]
+)
+def test_a_new_listing_id_in_any_plausible_shape(closing: list[eb.Client], data: Any) -> None:
+    listing = {**make_listing(1, random.Random(1)), "SerialNumber": SERIAL}
+    assert answering(closing, dotnet(data)).listings.create(listing) == 10001
+
+
+@pytest.mark.parametrize("data", [True, 1.5, "ten", {"a": 1, "b": 2}, [1]])
+def test_an_unreadable_count_or_id_is_an_error_naming_what_came(
+    closing: list[eb.Client], data: Any
+) -> None:
+    listing = {**make_listing(1, random.Random(1)), "SerialNumber": SERIAL}
+    with pytest.raises(errors.APIError, match=r"RealEstateCreate.*unexpected Data") as caught:
+        answering(closing, dotnet(data)).listings.create(listing)
+    if isinstance(data, dict):
+        assert "'a', 'b'" in str(caught.value)

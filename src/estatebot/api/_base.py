@@ -123,11 +123,51 @@ def as_wire_dict(value: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     return dict(value)
 
 
+def _integer(value: Any) -> int | None:
+    # An integer as a .NET service may write one: a number, 1.0, "1", " 1 ", or a boolean result.
+    if isinstance(value, bool | int):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("-").isdigit():
+            return int(text)
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return int(number) if number.is_integer() else None
+    return None
+
+
 def parse_int(data: Any) -> int:
-    """``Data`` that must be an integer (Edit, Update, Create)."""
-    if isinstance(data, bool) or not isinstance(data, int | str):
+    """``Data`` that must be an integer (Edit's 1, Update's count): a number, numeric text, a
+    boolean result, or an object holding one number only (``{"count": 1}``)."""
+    value = _integer(data)
+    if value is None and isinstance(data, Mapping) and len(data) == 1:
+        value = _integer(next(iter(data.values())))
+    if value is None:
         raise TypeError(f"expected an integer, got {type(data).__name__}")
-    return int(data)
+    return value
+
+
+# Names a created listing's ID may come under when Create answers with an object.
+_ID_NAMES = ("id", "listingid", "newoaksid", "realestateid")
+
+
+def parse_new_id(data: Any) -> int:
+    """Create's ``Data``: the new ID as :func:`parse_int` reads it, or the ``ID`` of an object
+    (the created listing echoed back, in any case)."""
+    if isinstance(data, Mapping):
+        by_name = {str(key).lower(): value for key, value in data.items()}
+        for name in _ID_NAMES:
+            value = _integer(by_name.get(name))
+            if value is not None and not isinstance(by_name.get(name), bool):
+                return value
+    if isinstance(data, bool):  # true/false says nothing of which listing was made
+        raise TypeError("expected the new listing's ID, got bool")
+    return parse_int(data)
 
 
 # --------------------------------------------------------------------------- the send loop's seams

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-__all__ = ["TolerantResponse", "keys_without_case"]
+__all__ = ["TolerantResponse", "keys_without_case", "without_references"]
 
 
 def keys_without_case(data: Mapping[Any, Any], names: Mapping[str, str]) -> dict[Any, Any]:
@@ -31,6 +31,34 @@ def keys_without_case(data: Mapping[Any, Any], names: Mapping[str, str]) -> dict
         elif canonical not in out:
             out[canonical] = value
     return out
+
+
+def without_references(value: Any) -> Any:
+    """``value`` with .NET's reference-preserving wrappers taken off.
+
+    A service serializing with ``ReferenceHandler.Preserve`` (System.Text.Json) or
+    ``PreserveReferencesHandling`` (Newtonsoft) writes a list as ``{"$id": "1", "$values": [...]}``,
+    marks each object with ``"$id"``, and writes a repeated object as ``{"$ref": "3"}``. Read as is,
+    a List page would hold no list of records; unwrapped, it is the plain JSON the contract shows.
+    """
+    seen: dict[str, Any] = {}
+
+    def unwrap(item: Any) -> Any:
+        if isinstance(item, list):
+            return [unwrap(element) for element in item]
+        if not isinstance(item, dict):
+            return item
+        if set(item) == {"$ref"}:
+            return seen.get(str(item["$ref"]), item)
+        if "$values" in item and set(item) <= {"$id", "$values"}:
+            out: Any = unwrap(item["$values"])
+        else:
+            out = {key: unwrap(element) for key, element in item.items() if key != "$id"}
+        if "$id" in item:
+            seen[str(item["$id"])] = out
+        return out
+
+    return unwrap(value)
 
 
 class TolerantResponse(BaseModel):

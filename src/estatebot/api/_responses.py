@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from estatebot.api import errors, models
 from estatebot.api._base import Call, Operation
+from estatebot.api._reading import without_references
 from estatebot.api._redact import redact
 from estatebot.api._retry import NOT_SENT
 
@@ -60,6 +61,8 @@ def _envelope(content: bytes) -> models.Envelope | None:
         return None
     if not isinstance(raw, dict):
         return None
+    if b'"$id"' in content or b'"$values"' in content:
+        raw = without_references(raw)
     try:
         envelope = models.Envelope.model_validate(raw)
     except ValidationError:

@@ -20,6 +20,7 @@ from estatebot.api._base import (
     TimeoutArg,
     as_wire_dict,
     parse_int,
+    parse_new_id,
     validate,
 )
 from estatebot.api.errors import EstatebotError
@@ -45,7 +46,7 @@ _KEY_SOURCE = {KeyType.MLS_NUMBER.value: "MLSNumber", KeyType.URL.value: "Url"}
 def create_call(listing: ListingArg, timeout: TimeoutArg) -> Call[int]:
     """The RealEstateCreate call; its ``Data`` is the new listing's ID."""
     body = validate(CREATE, ListingInput, as_wire_dict(listing))
-    return Call(CREATE, to_wire(body), parse_int, timeout)
+    return Call(CREATE, to_wire(body), parse_new_id, timeout)
 
 
 def update_body(
