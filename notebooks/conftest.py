@@ -35,6 +35,7 @@ stored outputs; every other cell must just run without an error.
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import os
 from collections.abc import Generator
 from typing import Any
@@ -49,6 +50,7 @@ _EXPORTED = (
     "ESTATEBOT_SESSION_KEY",
     "ESTATEBOT_SERIAL",
     "ESTATEBOT_PROGRESS",
+    "ESTATEBOT_STATE_DIR",
 )
 
 
@@ -72,6 +74,8 @@ class _PerNotebookEmulator:
                 "ESTATEBOT_SESSION_KEY": server.session_key,
                 "ESTATEBOT_SERIAL": server.serial,
                 "ESTATEBOT_PROGRESS": "0",
+                # The record of values sent, kept with this run, never in the user's folder.
+                "ESTATEBOT_STATE_DIR": tempfile.mkdtemp(prefix="estatebot-state-"),
             }
         )
 

@@ -190,12 +190,12 @@ def test_op_ids_are_action_and_key() -> None:
 
 
 def test_the_journal_names_the_service_without_its_user_information(tmp_path: Path) -> None:
-    from estatebot.listings.sync.apply import _service_address
+    from estatebot.listings.sync.sent import service_address
 
     class Addressed:
         base_url = "https://user:secret@api.example:8443/v1"
 
-    address = _service_address(Addressed())  # type: ignore[arg-type]
+    address = service_address(Addressed())
     assert address == "https://api.example:8443/v1"
     journal = Journal(tmp_path / "j", fingerprint="f", serial="s", plan="p", service=address)
     journal.record("create:K1", "started", attempts=1)

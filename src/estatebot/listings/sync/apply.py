@@ -26,12 +26,12 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
 
@@ -57,13 +57,20 @@ from estatebot.listings.sync.report import (
     outcomes_frame,
 )
 from estatebot.listings.sync.restore import body_of, rebuild_problems
-from estatebot.listings.sync.runner import Runner, not_sent
+from estatebot.listings.sync.runner import Recheck, Runner, not_sent
+from estatebot.listings.sync.sent import (
+    SentValues,
+    open_sent_values,
+    remember_done,
+    service_address,
+)
 from estatebot.listings.sync.stale import (
     SHOWN_STALE,
     Checked,
     Remote,
     check_targets,
     look_up_created,
+    recheck_targets,
     shows_done,
     stale_error,
 )
@@ -129,18 +136,6 @@ def _take_backup(
     return path
 
 
-def _service_address(client: Client) -> str | None:
-    """The service's address for a journal header: scheme, host, port and path, never the
-    user information a URL may carry (a journal is no place for a credential)."""
-    address = str(getattr(client, "base_url", "") or "")
-    if not address:
-        return None
-    parts = urlsplit(address)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
 def _rebased(task: Task, remote: Remote) -> Task:
     """An update of a listing changed since the plan (sent only when forced): the plan's own
     changes laid over the listing as it is now, so nobody else's edit is undone."""
@@ -168,6 +163,57 @@ def _rebased(task: Task, remote: Remote) -> Task:
             body[change.field] = task.body[change.field]
     body = {name: value for name, value in body.items() if value is not None}
     return replace(task, body=body, note="changed since the plan: its changes sent over it")
+
+
+def _with_sent_values(send: Sequence[Task], record: SentValues, notes: list[str]) -> list[Task]:
+    """Updates whose remote value of a never-shown field is unknown carry the value last sent."""
+    out: list[Task] = []
+    filled = 0
+    for task in send:
+        if task.action == "update" and task.unknown and task.body is not None:
+            body = record.fill(task.body, task.key_type, task.key, task.unknown)
+            if body != task.body:
+                filled += 1
+                task = replace(task, body=body)
+        out.append(task)
+    if filled:
+        notes.append(
+            f"{filled} updates sent the AreaUnit or Location last sent to their listing "
+            f"(the sheet does not give them, and the service never shows them): {record.path}"
+        )
+    return out
+
+
+def _recheck(
+    client: Client,
+    serial: str,
+    remote: Remote | None,
+    send: Sequence[Task],
+    after: float | None,
+    window: int,
+    checked_at: float,
+    concurrency: int,
+) -> Recheck | None:
+    """The re-check of each window of writes, or None when there is nothing to re-check."""
+    if after is None or remote is None:
+        return None
+    expected: dict[str, str] = {}
+    for task in send:
+        if task.action in ("update", "delete"):
+            found = remote.positions(task.key_type, task.key)
+            if len(found) == 1:
+                expected[task.op] = remote.hashes[found[0]]
+    if not expected:
+        return None
+    check = partial(
+        recheck_targets,
+        client,
+        serial,
+        expected=expected,
+        concurrency=concurrency,
+        listings=len(remote.frame),
+    )
+    return Recheck(check, after=after, window=window, checked_at=checked_at)
 
 
 def _keep_restorable(
@@ -205,6 +251,9 @@ def apply_plan(
     progress: bool | None = None,
     force: bool = False,
     delete_chunk: int = 100,
+    sent_values: str | Path | bool | None = None,
+    recheck_after: float | None = 10.0,
+    recheck_window: int | None = None,
 ) -> ApplyReport:
     """Perform exactly the plan's operations on the chatbot ``serial``; returns an ApplyReport.
 
@@ -221,8 +270,23 @@ def apply_plan(
     again with the same plan and journal skips what is done, retries what failed and settles
     what was left unconfirmed by a crash without doing anything twice. A journal written for
     another plan or chatbot raises :class:`PlanError`.
+
+    The values sent for the fields List never returns (``AreaUnit``, ``Location``) are recorded
+    per listing in ``sent_values`` (a SQLite file; None: the default place of
+    :mod:`~estatebot.listings.sync.sent`; False: no record), and an update whose sheet does not
+    give them sends the values last sent instead of wiping them.
+
+    Edits made on the service while the apply runs are not overwritten: once ``recheck_after``
+    seconds have passed since the check, the targets of each window of ``recheck_window``
+    updates or deletes (default: ``8 × concurrency``, at least one delete request) are checked
+    again just before they are written, and a listing changed since is not sent and reported
+    ``changed during apply``. ``recheck_after=0`` re-checks every window; None never.
     """
     check_options(concurrency, delete_chunk)
+    if recheck_after is not None and recheck_after < 0:
+        raise ValueError(f"recheck_after must be 0 or more seconds, got {recheck_after}")
+    if recheck_window is not None and recheck_window < 1:
+        raise ValueError(f"recheck_window must be at least 1, got {recheck_window}")
     backup_path = check_backup_path(backup) if backup is not None else None
     tasks = tasks_from_plan(plan)
     journal_path = Path(journal) if journal is not None else None
@@ -232,12 +296,15 @@ def apply_plan(
             fingerprint=plan.fingerprint,
             serial=serial,
             plan=plan_hash(tasks),
-            service=_service_address(client),
+            service=service_address(client),
         )
         if journal_path is not None
         else None
     )
+    record: SentValues | None = None
     try:
+        if tasks:
+            record = open_sent_values(sent_values, service=service_address(client), serial=serial)
         return _apply(
             plan,
             tasks,
@@ -249,10 +316,15 @@ def apply_plan(
             force=force,
             concurrency=concurrency,
             delete_chunk=delete_chunk,
+            sent=record,
+            recheck_after=recheck_after,
+            recheck_window=recheck_window or max(8 * concurrency, delete_chunk),
         )
     finally:
         if book is not None:
             book.close()
+        if record is not None:
+            record.close()
 
 
 def _apply(
@@ -267,12 +339,16 @@ def _apply(
     force: bool,
     concurrency: int,
     delete_chunk: int,
+    sent: SentValues | None = None,
+    recheck_after: float | None = None,
+    recheck_window: int = 64,
 ) -> ApplyReport:
     records = book.records() if book is not None else {}
     journaled = {t.op for t in tasks if (r := records.get(t.op)) is not None and r.done}
     notes: list[str] = []
     outcomes: dict[str, OpOutcome] = {}
     remote = None
+    checked_at = time.monotonic()
     if tasks:
         raws: list[dict[str, Any]] = []
         remote = Remote(pull_listings(client, serial, progress=False, records_out=raws), raws)
@@ -340,6 +416,8 @@ def _apply(
         checked.send = _keep_restorable(checked.send, remote, serial, outcomes)
         changed = {t.op for t, why in checked.stale if t.action == "update"}
         checked.send = [_rebased(t, remote) if t.op in changed else t for t in checked.send]
+    if sent is not None:
+        checked.send = _with_sent_values(checked.send, sent, notes)
 
     with progress_bar(len(tasks), "Applying plan", progress=progress, unit="op") as bar:
         bar.update(len(outcomes))
@@ -352,8 +430,23 @@ def _apply(
             records=records,
             tick=bar.update,
             look_up=partial(look_up_created, client, serial),
+            recheck=_recheck(
+                client, serial, remote, checked.send, recheck_after, recheck_window, checked_at,
+                concurrency,
+            ),
+        )  # fmt: skip
+        try:
+            runner.run(checked.send)
+        finally:
+            if sent is not None:  # also when interrupted: what was accepted is recorded
+                remember_done(sent, checked.send, runner.outcomes)
+    if runner.recheck is not None and runner.recheck.windows:
+        failures = runner.recheck.failures
+        notes.append(
+            f"{runner.recheck.windows} windows of writes re-checked on the service just before "
+            "they were sent"
+            + (f"; {len(failures)} re-checks failed and held their window back" if failures else "")
         )
-        runner.run(checked.send)
     for op, outcome in runner.outcomes.items():
         outcomes[op] = (
             replace(outcome, outcome=REDONE) if op in redo and outcome.outcome == DONE else outcome

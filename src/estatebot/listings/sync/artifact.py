@@ -256,7 +256,7 @@ def _op_json(op: PlannedOp) -> dict[str, Any]:
 
 
 def _op_content(op: PlannedOp) -> dict[str, Any]:
-    return {
+    item: dict[str, Any] = {
         "action": op.action,
         "key": op.key,
         "key_type": op.key_type,
@@ -268,6 +268,9 @@ def _op_content(op: PlannedOp) -> dict[str, Any]:
         "changes": [[c.field, c.before, c.after] for c in op.changes],
         "reason": op.reason,
     }
+    if op.unknown:  # only when set, so plans saved before it keep their seal
+        item["unknown"] = list(op.unknown)
+    return item
 
 
 def _op_from_json(data: Mapping[str, Any]) -> PlannedOp:
@@ -282,4 +285,5 @@ def _op_from_json(data: Mapping[str, Any]) -> PlannedOp:
         before_hash=data["before_hash"],
         changes=tuple(Change(*item) for item in data["changes"]),
         reason=data["reason"],
+        unknown=tuple(data.get("unknown", ())),
     )

@@ -8,6 +8,7 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -140,6 +141,7 @@ def plan_matched(
     data["Key"], data["KeyType"] = keys, [ctx.key_type.value] * m
     bodies = build_bodies(data, cleared_u, m, update=True)
     rows = pick(ctx.parts.rows, sheet_at)
+    unknown = _unknown_fields(ctx, sheet_at, cleared_u, bodies)
     for n, (body, reasons) in enumerate(bodies):
         before, k, row = befores[n], keys[n], rows[n]
         if body is None:
@@ -150,9 +152,52 @@ def plan_matched(
             PlannedOp(
                 "update", k, ctx.key_type.value, row, before["ID"], body, before,
                 before_hashes[n], tuple(changes[n]),
-                f"{count} field{'s' if count != 1 else ''} changed",
+                f"{count} field{'s' if count != 1 else ''} changed", unknown[n],
             )
         )  # fmt: skip
+    _note_unknown(plan)
+
+
+def _unknown_fields(
+    ctx: Pairing,
+    sheet_at: Positions,
+    cleared: Mapping[str, Mask],
+    bodies: Sequence[tuple[dict[str, Any] | None, Any]],
+) -> list[tuple[str, ...]]:
+    """Per update, the fields List never returns that its sheet row does not give.
+
+    A value the sheet leaves blank, or fills from ``defaults``, says nothing of the listing's
+    own value; a cell holding the clear token does (the field is emptied on purpose).
+    """
+    out: list[tuple[str, ...]] = []
+    defaulted = {
+        name: mask[sheet_at] for name, mask in ctx.parts.defaulted.items()
+        if name in schema.UNLISTED_COLUMNS
+    }  # fmt: skip
+    for n, (body, _) in enumerate(bodies):
+        names = []
+        for name in schema.UNLISTED_COLUMNS:
+            if name in cleared and cleared[name][n]:
+                continue
+            blank = body is None or body.get(name) in (None, "")
+            if blank or (name in defaulted and defaulted[name][n]):
+                names.append(name)
+        out.append(tuple(names))
+    return out
+
+
+def _note_unknown(plan: PlanArtifact) -> None:
+    counts: dict[str, int] = {}
+    for op in plan.updates:
+        for name in op.unknown:
+            counts[name] = counts.get(name, 0) + 1
+    if counts:
+        fields = ", ".join(f"{name} on {count}" for name, count in sorted(counts.items()))
+        plan.notes.append(
+            f"remote value unknown ({fields} updates): the service never shows these fields and "
+            "the sheet does not give them; apply sends the value last sent to each listing where "
+            "it is recorded, else the sheet's default or nothing"
+        )
 
 
 def _key_change(before: dict[str, str], after: dict[str, str]) -> Change:

@@ -50,6 +50,10 @@ class PlannedOp:
     before_hash: str | None
     changes: tuple[Change, ...] = ()
     reason: str = ""
+    #: An update's fields the service never shows (``AreaUnit``, ``Location``) that the sheet
+    #: does not give: their value on the service is unknown, so apply sends the value last sent
+    #: (see :mod:`~estatebot.listings.sync.sent`) where one is recorded, else the body's.
+    unknown: tuple[str, ...] = ()
 
     def request(self, serial: str) -> ListingInput | ListingUpdate:
         """The validated request model of a create or update, for the chatbot ``serial``."""

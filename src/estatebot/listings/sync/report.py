@@ -27,7 +27,9 @@ REDONE = "redone"
 UNCHANGED = "unchanged"
 #: Held back by the runner: a delete whose listing a failed create was meant to replace.
 NOT_SENT = "not sent"
-OUTCOMES: tuple[str, ...] = (DONE, REDONE, FAILED, NOT_SENT, SKIPPED, UNCHANGED)
+#: Not sent: the listing changed on the service after the apply's check, before its write.
+CHANGED = "changed during apply"
+OUTCOMES: tuple[str, ...] = (DONE, REDONE, FAILED, NOT_SENT, CHANGED, SKIPPED, UNCHANGED)
 
 #: Columns of :attr:`ApplyReport.frame`, with their dtypes.
 REPORT_DTYPES: dict[str, Any] = {
@@ -115,7 +117,7 @@ class ApplyReport:
             else:
                 word = str(outcome)
             counts[word] = counts.get(word, 0) + 1
-        order = [*_DONE_WORDS.values(), REDONE, UNCHANGED, SKIPPED, FAILED, NOT_SENT]
+        order = [*_DONE_WORDS.values(), REDONE, UNCHANGED, SKIPPED, FAILED, NOT_SENT, CHANGED]
         ordered = {word: counts.pop(word) for word in order if word in counts}
         return {**ordered, **counts}
 

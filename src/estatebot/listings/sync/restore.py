@@ -31,6 +31,12 @@ from estatebot.listings.sync.report import (
     outcomes_frame,
 )
 from estatebot.listings.sync.runner import Runner
+from estatebot.listings.sync.sent import (
+    SentValues,
+    open_sent_values,
+    remember_done,
+    service_address,
+)
 from estatebot.listings.sync.stale import Remote, shows_body
 from estatebot.listings.sync.tasks import Task, check_options
 
@@ -65,12 +71,16 @@ def _from_record(name: str, raw: Mapping[str, Any] | None) -> Any:
 
 
 def body_of(
-    row: Mapping[str, Any], raw: Mapping[str, Any] | None = None
+    row: Mapping[str, Any],
+    raw: Mapping[str, Any] | None = None,
+    sent: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """An Update/Create body (without SerialNumber) from a canonical row, and what was filled in.
 
     A field the row lacks is taken from ``raw``, the listing's List record as the service sent
-    it, where that holds it (a value the typed frame could not keep, such as 1.5 parking spots).
+    it, where that holds it (a value the typed frame could not keep, such as 1.5 parking spots),
+    else from ``sent``, the values last sent to it for the fields List never returns (see
+    :mod:`~estatebot.listings.sync.sent`).
     """
     body: dict[str, Any] = {}
     filled: list[str] = []
@@ -84,6 +94,8 @@ def body_of(
             value = value or None
         if value is None:
             value = _from_record(name, raw)
+        if value is None and sent is not None and sent.get(name) not in (None, ""):
+            value = sent[name]
         if value is None and name in RESTORE_DEFAULTS:
             value = RESTORE_DEFAULTS[name]
             filled.append(f"{name} (not returned by the service) sent as {value!r}")
@@ -111,9 +123,10 @@ def _restore_item(
     url: str | None,
     remote: Remote,
     raw: Mapping[str, Any] | None = None,
+    sent: Mapping[str, Any] | None = None,
 ) -> Task | OpOutcome:
     """What restoring one backed-up listing takes: a create, an update, or nothing."""
-    body, filled = body_of(row, raw)
+    body, filled = body_of(row, raw, sent)
     note = "; ".join(filled)
     for kind, key in ((KeyType.MLS_NUMBER.value, mls), (KeyType.URL.value, url)):
         found = remote.positions(kind, key) if key else []
@@ -140,16 +153,34 @@ def restore(
     *,
     concurrency: int = 8,
     progress: bool | None = None,
+    sent_values: str | Path | bool | None = None,
 ) -> ApplyReport:
     """Put the listings of a backup (written by ``apply_plan``) back on the chatbot.
 
     The current listings are pulled; a backed-up listing that exists now (matched by MLSNumber,
     else Url) is updated to its backed-up values, one that does not is created. Listings that
     already hold those values are reported ``unchanged`` and not sent. Fields the service never
-    returns (``AreaUnit``, ``Location``) cannot be in a backup: ``AreaUnit`` is sent as
-    ``"Square Feet"`` and the row's message says so.
+    returns (``AreaUnit``, ``Location``) cannot be in a backup: they are sent as last sent by
+    estatebot (the record of :mod:`~estatebot.listings.sync.sent`, at ``sent_values``; False
+    keeps none), else ``AreaUnit`` is sent as ``"Square Feet"`` and the row's message says so.
     """
     check_options(concurrency, 1)
+    record = open_sent_values(sent_values, service=service_address(client), serial=serial)
+    try:
+        return _restore(backup, client, serial, concurrency, progress, record)
+    finally:
+        if record is not None:
+            record.close()
+
+
+def _restore(
+    backup: str | Path,
+    client: Client,
+    serial: str,
+    concurrency: int,
+    progress: bool | None,
+    record: SentValues | None,
+) -> ApplyReport:
     frame = read_backup(backup).reset_index(drop=True)
     raws = read_backup_raw(backup)
     remote = Remote(pull_listings(client, serial, progress=False))
@@ -160,9 +191,9 @@ def restore(
     url_keys = key_values(frame["Url"])
     for position in range(len(frame)):
         row = {column: frame[column].iat[position] for column in schema.COLUMNS}
-        item = _restore_item(
-            position + 1, row, mls_keys[position], url_keys[position], remote, raws[position]
-        )
+        mls, url = mls_keys[position], url_keys[position]
+        sent = _recalled(record, mls, url)
+        item = _restore_item(position + 1, row, mls, url, remote, raws[position], sent)
         if isinstance(item, Task) and item.key in seen:
             message = f"{item.key_type} {item.key} is in the backup more than once"
             item = OpOutcome(item.action, item.key, item.row, item.id, FAILED, message=message)
@@ -181,7 +212,18 @@ def restore(
             records={},
             tick=bar.update,
         )
-        runner.run(tasks)
+        try:
+            runner.run(tasks)
+        finally:
+            if record is not None:
+                remember_done(record, tasks, runner.outcomes)
     rows = [*settled, *(runner.outcomes[t.op] for t in tasks)]
     rows.sort(key=lambda o: o.row or 0)
     return ApplyReport(frame=outcomes_frame(rows), title="Restore")
+
+
+def _recalled(record: SentValues | None, mls: str | None, url: str | None) -> dict[str, Any]:
+    if record is None:
+        return {}
+    found = record.recall(KeyType.MLS_NUMBER.value, mls) if mls else {}
+    return found or (record.recall(KeyType.URL.value, url) if url else {})

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from estatebot.api.errors import (
@@ -21,6 +20,7 @@ from estatebot.api.errors import (
 from estatebot.listings.sync.entries import Event, OpRecord, op_id
 from estatebot.listings.sync.journal import Journal
 from estatebot.listings.sync.report import (
+    CHANGED,
     DONE,
     FAILED,
     NOT_SENT,
@@ -49,9 +49,11 @@ class Runner:
         records: Mapping[str, OpRecord],
         tick: Callable[[int], object],
         look_up: LookUp | None = None,
+        recheck: Recheck | None = None,
     ) -> None:
         self.client = client
         self.look_up = look_up
+        self.recheck = recheck
         self.serial = serial
         self.concurrency = concurrency
         self.delete_chunk = delete_chunk
@@ -217,11 +219,11 @@ class Runner:
             max_workers=self.concurrency, thread_name_prefix="estatebot-apply"
         ) as pool:
             try:
-                self._run_phase(pool, [partial(self._send_one, t) for t in creates])
-                self._run_phase(pool, [partial(self._send_one, t) for t in updates])
+                self._run_phase(pool, [[t] for t in creates], self._send_first, checked=True)
+                self._run_phase(pool, [[t] for t in updates], self._send_first)
                 deletes = self._hold_replaced(creates, deletes)
                 chunks = list(_delete_chunks(deletes, self.delete_chunk))
-                self._run_phase(pool, [partial(self._send_deletes, c) for c in chunks])
+                self._run_phase(pool, chunks, self._send_deletes)
             except BaseException:
                 # Interrupted (Ctrl-C): send nothing more. Requests in flight finish; the
                 # journal shows them as started, and a resumed run sorts them out.
@@ -257,17 +259,25 @@ class Runner:
             self.tick(1)
         return send
 
+    def _send_first(self, unit: Sequence[Task]) -> list[OpOutcome]:
+        return self._send_one(unit[0])
+
     def _run_phase(
-        self, pool: ThreadPoolExecutor, jobs: Sequence[Callable[[], list[OpOutcome]]]
+        self,
+        pool: ThreadPoolExecutor,
+        units: Sequence[list[Task]],
+        send: Callable[[Sequence[Task]], list[OpOutcome]],
+        *,
+        checked: bool = False,
     ) -> None:
         # Submit at most a few jobs ahead of the workers, so an interruption leaves little
         # queued and memory stays flat for large plans.
         pending: set[Future[list[OpOutcome]]] = set()
-        queue = iter(jobs)
+        queue = self._rechecked(units) if not checked else iter(units)
         limit = self.concurrency * 2
         while True:
-            for job in queue:
-                pending.add(pool.submit(job))
+            for unit in queue:
+                pending.add(pool.submit(send, unit))
                 if len(pending) >= limit:
                     break
             if not pending:
@@ -278,6 +288,81 @@ class Runner:
                 for outcome in results:
                     self.outcomes[op_id(outcome.action, outcome.key or "")] = outcome
                 self.tick(len(results))
+
+    def _rechecked(self, units: Sequence[list[Task]]) -> Iterator[list[Task]]:
+        """The units to send, each window of them re-checked just before it is sent (when
+        due): a target changed on the service since the apply's check is not sent."""
+        recheck = self.recheck
+        position = 0
+        while position < len(units):
+            if recheck is None or not recheck.due():
+                yield units[position]
+                position += 1
+                continue
+            window: list[list[Task]] = []
+            count = 0
+            while position < len(units) and count < recheck.window:
+                window.append(units[position])
+                count += len(units[position])
+                position += 1
+            changed = recheck([task for unit in window for task in unit])
+            for unit in window:
+                kept = [task for task in unit if task.op not in changed]
+                for task in unit:
+                    if task.op in changed:
+                        outcome, message = changed[task.op]
+                        self.outcomes[task.op] = OpOutcome(
+                            task.action, task.key, task.row, task.id, outcome, message=message
+                        )
+                if len(kept) < len(unit):
+                    self.tick(len(unit) - len(kept))
+                if kept:
+                    yield kept
+
+
+class Recheck:
+    """When and how a window of writes is re-checked against the service before it is sent.
+
+    Due once ``after`` seconds have passed since the apply's check (``after=0``: every window);
+    a window is ``window`` operations. Calling it re-checks the tasks and returns, by
+    operation, why each changed one did. A re-check that fails holds its window back (every
+    task "could not be re-checked", not sent: a later run decides them afresh) rather than
+    write blind; the failures are kept in ``failures``.
+    """
+
+    def __init__(
+        self,
+        check: Callable[[Sequence[Task]], dict[str, str]],
+        *,
+        after: float,
+        window: int,
+        checked_at: float,
+    ) -> None:
+        self.check = check
+        self.after = after
+        self.window = max(1, window)
+        self.checked_at = checked_at
+        self.windows = 0
+        self.failures: list[str] = []
+
+    def due(self) -> bool:
+        return time.monotonic() - self.checked_at >= self.after
+
+    def __call__(self, tasks: Sequence[Task]) -> dict[str, tuple[str, str]]:
+        """By operation, the outcome and message of each task not to send."""
+        self.windows += 1
+        try:
+            changed = self.check(tasks)
+        except Exception as error:  # a guard that cannot look lets nothing through
+            why = str(error) or type(error).__name__
+            self.failures.append(why)
+            message = f"not sent: its listing could not be re-checked before writing ({why})"
+            return {task.op: (NOT_SENT, message) for task in tasks}
+        return {
+            op: (CHANGED, f"not sent: {why} since the apply's check; make a new plan to take "
+                 "the change into account")
+            for op, why in changed.items()
+        }  # fmt: skip
 
 
 def _delete_chunks(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:

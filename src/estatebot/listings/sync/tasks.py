@@ -41,6 +41,8 @@ class Task:
     #: An update's planned changes, field by field (laid over the listing as it is now when it
     #: changed since the plan and the apply is forced).
     changes: tuple[Change, ...] = ()
+    #: An update's fields whose value on the service is unknown (see PlannedOp.unknown).
+    unknown: tuple[str, ...] = ()
 
     @property
     def op(self) -> str:
@@ -68,6 +70,7 @@ def tasks_from_plan(plan: PlanArtifact) -> list[Task]:
             before_hash=op.before_hash,
             identity=_identity(op.body if op.body is not None else op.before),
             changes=tuple(op.changes),
+            unknown=tuple(op.unknown),
         )
         for op in plan.operations()
     ]
