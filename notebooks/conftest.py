@@ -35,8 +35,8 @@ stored outputs; every other cell must just run without an error.
 from __future__ import annotations
 
 import contextlib
-import tempfile
 import os
+import tempfile
 from collections.abc import Generator
 from typing import Any
 
