@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import estatebot as eb
+from estatebot.api.errors import APIConnectionError
 from estatebot.emulator import EmulatorServer
 from estatebot.listings.sync.report import CHANGED, NOT_SENT
 
@@ -192,11 +193,14 @@ def test_a_listing_edited_during_the_apply_is_not_overwritten(
 def test_a_quick_apply_is_not_re_checked(client: eb.Client, emulator: EmulatorServer) -> None:
     remote = pull(client, emulator)
     plan = eb.plan_sync(eb.read_sheet(repriced(remote, 1000), defaults=SQUARE_FEET), remote)
-    before = emulator.request_counts.get("RealEstateList", 0)
+    lists = emulator.request_counts.get("RealEstateList", 0)
+    pull(client, emulator)
+    one_pull = emulator.request_counts["RealEstateList"] - lists
+    lists = emulator.request_counts["RealEstateList"]
     report = eb.apply_plan(plan, client, emulator.serial, progress=False, recheck_after=600)
     assert report.ok
-    # One pull (a single page) for the stale check, and nothing more.
-    assert emulator.request_counts.get("RealEstateList", 0) - before == 1
+    # One pull for the stale check, and nothing more.
+    assert emulator.request_counts["RealEstateList"] - lists == one_pull
 
 
 def test_a_window_that_cannot_be_re_checked_is_held_back(
@@ -226,3 +230,42 @@ def test_a_window_that_cannot_be_re_checked_is_held_back(
     assert frame["outcome"].tolist() == ["done", NOT_SENT, NOT_SENT]
     assert frame["message"].iloc[1].startswith("not sent: its listing could not be re-checked")
     assert any("re-checks failed" in note for note in report.notes)
+
+
+# --------------------------------------------------------------------------- unanswered deletes
+
+
+@pytest.mark.parametrize("carried_out", [True, False])
+def test_an_unanswered_delete_is_looked_up_never_sent_twice_blind(
+    client: eb.Client,
+    emulator: EmulatorServer,
+    monkeypatch: pytest.MonkeyPatch,
+    carried_out: bool,
+) -> None:
+    remote = pull(client, emulator)
+    keep = remote.iloc[CHANGED_ROWS:]
+    plan = eb.plan_sync(eb.read_sheet(keep, defaults=SQUARE_FEET), remote, delete_missing=True)
+    assert len(plan.deletes) == CHANGED_ROWS
+    delete = client.listings.delete
+    calls: list[list[str]] = []
+
+    def lost_reply(serial: str, keys: Any, **options: Any) -> int:
+        calls.append(list(keys))
+        if len(calls) == 1:
+            if carried_out:
+                delete(serial, keys, **options)
+            raise APIConnectionError("the connection dropped", operation="RealEstateDelete")
+        return delete(serial, keys, **options)
+
+    monkeypatch.setattr(client.listings, "delete", lost_reply)
+    report = eb.apply_plan(plan, client, emulator.serial, progress=False)
+    assert report.ok
+    assert report.summary().counts["deleted"] == CHANGED_ROWS
+    assert stored(emulator, first_ids(remote)) == {}
+    messages = report.frame.loc[report.frame["action"] == "delete", "message"].tolist()
+    if carried_out:
+        assert len(calls) == 1  # gone after the lost reply: not sent again
+        assert all("gone from the service after an unanswered attempt" in m for m in messages)
+    else:
+        assert len(calls) == 2  # still there: sent once more
+        assert sorted(calls[1]) == sorted(calls[0])

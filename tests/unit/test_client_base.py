@@ -317,13 +317,15 @@ def test_wait_backs_off_exponentially_with_jitter_up_to_the_cap() -> None:
     assert POLICY.wait_seconds(_state(server, 10)) == 1.0
 
 
-def test_operation_table_marks_client_ask_and_create_unsafe_to_resend() -> None:
-    # Neither is idempotent: a chat message would be answered twice, a listing made twice on a
-    # deployment that does not refuse duplicates (sync law 8).
+def test_operation_table_marks_client_ask_create_and_delete_unsafe_to_resend() -> None:
+    # A chat message would be answered twice, a listing made twice on a deployment that does
+    # not refuse duplicates (sync law 8), and a second delete would answer 0 for listings the
+    # first one deleted.
     unsafe = [op.name for op in _base.OPERATIONS.values() if not op.retry_after_send]
-    assert unsafe == ["ClientAsk", "RealEstateCreate"]
+    assert unsafe == ["ClientAsk", "RealEstateCreate", "RealEstateDelete"]
     assert [op.name for op in _base.OPERATIONS.values() if op.retry_throttled] == [
-        "RealEstateCreate"
+        "RealEstateCreate",
+        "RealEstateDelete",
     ]
 
 

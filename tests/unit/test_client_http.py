@@ -709,10 +709,19 @@ async def test_iter_pages_ends_on_a_page_refused_past_the_end(
     assert [made.server.body(i)["PageNumber"] for i in range(3)] == [1, 2, 3]
 
 
-async def test_iter_pages_raises_a_refusal_inside_the_count(kind: str) -> None:
+async def test_iter_pages_ends_on_a_refusal_under_a_count_too_high_and_warns(kind: str) -> None:
+    # The service says 200 but holds 100, and refuses page 3: the end, with the shortfall said.
     made = Made(kind, Server(paged(100, count=lambda page: 200, past_end=True)))
-    with pytest.raises(errors.NotFoundError, match="No more data"):
-        await listed(made, page_size=50)
+    with pytest.warns(PullWarning, match="100 of 200 listings arrived"):
+        assert await listed(made, page_size=50) == list(range(100))
+
+
+@pytest.mark.parametrize("count", [0, 1])
+async def test_iter_pages_reads_a_count_below_the_first_page_as_missing(
+    kind: str, count: int
+) -> None:
+    made = Made(kind, Server(paged(137, cap=50, count=lambda page: count)))
+    assert await listed(made, page_size=100) == list(range(137))
 
 
 async def test_iter_pages_reports_a_listing_vanishing_mid_pull(kind: str) -> None:

@@ -83,7 +83,17 @@ CREATE = Operation(
 )
 UPDATE = Operation("RealEstateUpdate", "POST", "/chat/Chatbot/RealEstateUpdate", Credential.EITHER)
 LIST = Operation("RealEstateList", "POST", "/chat/Chatbot/RealEstateList", Credential.SESSION_KEY)
-DELETE = Operation("RealEstateDelete", "POST", "/chat/Chatbot/RealEstateDelete", Credential.EITHER)
+# A second Delete after a lost reply would find the listings gone and answer 0: a count that is
+# not the service's answer to the request that did the work. Never retried once sent (a 429
+# did nothing, so it is waited out); the sync's runner looks the keys up instead.
+DELETE = Operation(
+    "RealEstateDelete",
+    "POST",
+    "/chat/Chatbot/RealEstateDelete",
+    Credential.EITHER,
+    retry_after_send=False,
+    retry_throttled=True,
+)
 
 OPERATIONS: dict[str, Operation] = {
     op.name: op for op in (EDIT, MODEL_LIST, GET_SESSION, CLIENT_ASK, CREATE, UPDATE, LIST, DELETE)

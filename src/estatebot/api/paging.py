@@ -17,8 +17,10 @@ Paging rules (the addendum's decisions, and the variants the client must survive
   ones (no extra round trip), and, when the count was missing or too small, waves of
   ``concurrency`` pages follow until a short one arrives.
 * A page past the end may be refused instead of empty (Code 404 "No more data", or 400, 410, 416,
-  422 for a page number out of range). Once the listings counted so far are all in (or no count
-  was ever given), such a reply ends the pull like an empty page; before that it is a failure.
+  422 for a page number out of range). Such a reply ends the pull like an empty page, unless a
+  later page fetched with it holds listings (then it is a failure: a page lost). A count still
+  unmet at that end is a shortfall, reported as for an empty page.
+* A count below the rows of page 1 (0 beside 50 listings) is plainly wrong and read as missing.
 * Pages are reassembled in page order, and a listing seen twice (rows moving between pages while
   the pull runs) is kept once, at its first position.
 * The count changing between pages (a listing added or removed mid-pull), or fewer listings
@@ -101,7 +103,11 @@ class Pager:
         total = first.virtual_count
         if rows == 0:
             return []
-        capped = rows < self.page_size and (total is None or total > rows)
+        if total is not None and total < rows:
+            total = None  # fewer than the page holds (0, say): the count is plainly wrong
+        # A count equal to the rows may be the length of the page (a common slip), not the total:
+        # a short page 1 is then checked with one more page at its size.
+        capped = rows < self.page_size and (total is None or total >= rows)
         # A server that caps the size, or ignores it and sends more, sets the size of every page.
         self.size = rows if capped or rows > self.page_size else self.page_size
         if total is not None and total > rows:
@@ -121,9 +127,11 @@ class Pager:
         A driver fetching one page at a time may hand over the start of the batch only, up to
         the first short page: the pages after it would not be looked at.
         """
-        for number, page in zip(batch, results, strict=True):
+        for position, (number, page) in enumerate(zip(batch, results, strict=True)):
             if isinstance(page, NoSuchPage):
-                if self._count_satisfied(number):
+                if self._count_satisfied(number) or not _later_listings(results[position + 1 :]):
+                    # The service says there is no more, and no later page says otherwise: the
+                    # end, as an empty page would be (a count still unmet is a shortfall).
                     return []
                 if self.strict:
                     raise page.error
@@ -207,6 +215,10 @@ class Pager:
     def records(self) -> list[dict[str, Any]]:
         """Every record, in page order."""
         return [record for number in sorted(self.pages) for record in self.pages[number]]
+
+
+def _later_listings(results: Sequence[PageResult]) -> bool:
+    return any(isinstance(page, ListingPage) and page.records for page in results)
 
 
 def refusal(number: int, error: EstatebotError) -> NoSuchPage:

@@ -73,6 +73,7 @@ from estatebot.listings.sync.stale import (
     recheck_targets,
     shows_done,
     stale_error,
+    still_there,
 )
 from estatebot.listings.sync.tasks import Task, check_options, plan_hash, tasks_from_plan
 
@@ -430,6 +431,13 @@ def _apply(
             records=records,
             tick=bar.update,
             look_up=partial(look_up_created, client, serial),
+            still_there=partial(
+                still_there,
+                client,
+                serial,
+                concurrency=concurrency,
+                listings=len(remote.frame) if remote is not None else 0,
+            ),
             recheck=_recheck(
                 client, serial, remote, checked.send, recheck_after, recheck_window, checked_at,
                 concurrency,

@@ -50,8 +50,10 @@ class Runner:
         tick: Callable[[int], object],
         look_up: LookUp | None = None,
         recheck: Recheck | None = None,
+        still_there: StillThere | None = None,
     ) -> None:
         self.client = client
+        self.still_there = still_there
         self.look_up = look_up
         self.recheck = recheck
         self.serial = serial
@@ -185,29 +187,54 @@ class Runner:
             return finish(DONE, 200, "", new_id)
 
     def _send_deletes(self, chunk: Sequence[Task]) -> list[OpOutcome]:
+        """Send a delete request; after an unanswered one, look the keys up before sending again.
+
+        Like a create, a delete is never sent twice blind: the listings the service no longer
+        holds were deleted by the unanswered request (done), and only those still there are
+        sent once more.
+        """
         attempts = max(self._attempt_number(t) for t in chunk)
         self._started(chunk, attempts)
         started = time.monotonic()
-        try:
-            count = self.client.listings.delete(
-                self.serial, [t.key for t in chunk], key_type=chunk[0].key_type
-            )
-        except Exception as error:  # one failing request never stops the others
+
+        def finish(
+            tasks: Sequence[Task], outcome: str, code: int | None, message: str
+        ) -> list[OpOutcome]:
             elapsed = (time.monotonic() - started) * 1000
-            code, message = _describe(error)
             return self._finish(
-                chunk, FAILED, code=code, message=message, attempts=attempts, elapsed_ms=elapsed
+                tasks, outcome, code=code, message=message, attempts=attempts, elapsed_ms=elapsed
             )
-        elapsed = (time.monotonic() - started) * 1000
-        message = ""
-        if count < len(chunk):
-            # The service ignores unknown keys, so it cannot say which ones were not there.
-            message = (
-                f"the service reported {count} of the {len(chunk)} listings of this request "
-                "deleted (keys it does not know are ignored)"
-            )
-        return self._finish(
-            chunk, DONE, code=200, message=message, attempts=attempts, elapsed_ms=elapsed
+
+        try:
+            count = self._delete(chunk)
+        except Exception as error:  # one failing request never stops the others
+            code, message = _describe(error)
+            if not _unanswered(error) or self.still_there is None:
+                return finish(chunk, FAILED, code, message)
+            try:
+                there = self.still_there(chunk)
+            except Exception as lookup_error:
+                _, why = _describe(lookup_error)
+                return finish(
+                    chunk, FAILED, code, f"{message}; unanswered, and the look-up failed: {why}"
+                )
+            gone = [t for t in chunk if t.op not in there]
+            left = [t for t in chunk if t.op in there]
+            note = "deleted: gone from the service after an unanswered attempt"
+            out = finish(gone, DONE, code, note) if gone else []
+            if not left:
+                return out
+            try:
+                count = self._delete(left)
+            except Exception as again:
+                code, message = _describe(again)
+                return [*out, *finish(left, FAILED, code, message)]
+            return [*out, *finish(left, DONE, 200, _delete_message(count, len(left)))]
+        return finish(chunk, DONE, 200, _delete_message(count, len(chunk)))
+
+    def _delete(self, chunk: Sequence[Task]) -> int:
+        return self.client.listings.delete(
+            self.serial, [t.key for t in chunk], key_type=chunk[0].key_type
         )
 
     def run(self, tasks: Sequence[Task]) -> None:
@@ -365,6 +392,16 @@ class Recheck:
         }  # fmt: skip
 
 
+def _delete_message(count: int, sent: int) -> str:
+    if count >= sent:
+        return ""
+    # The service ignores unknown keys, so it cannot say which ones were not there.
+    return (
+        f"the service reported {count} of the {sent} listings of this request deleted (keys it "
+        "does not know are ignored)"
+    )
+
+
 def _delete_chunks(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:
     by_type: dict[str, list[Task]] = {}
     for task in tasks:
@@ -379,6 +416,9 @@ def not_sent(task: Task, message: str) -> OpOutcome:
     decides it afresh)."""
     return OpOutcome(task.action, task.key, task.row, task.id, NOT_SENT, message=message)
 
+
+#: The operations among these (deletes) whose listing the service still holds.
+StillThere = Callable[[Sequence["Task"]], "set[str]"]
 
 #: Looks an unanswered create up: (ID, whether it holds the body), or None when it is absent.
 LookUp = Callable[["Task"], "tuple[int | None, bool] | None"]

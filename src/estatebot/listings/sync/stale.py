@@ -189,6 +189,30 @@ def stale_error(stale: Sequence[tuple[Task, str]]) -> PlanError:
 # --------------------------------------------------------------------------- re-checks
 
 
+def current_remotes(
+    client: Client, serial: str, tasks: Sequence[Task], *, concurrency: int, listings: int
+) -> list[Remote]:
+    """The service's listings as they are now, one :class:`Remote` per task to look in.
+
+    A listing known by MLS number is asked for alone (one small page each, ``concurrency`` at
+    a time); when any other key is among them, or there are more of them than pages in a pull
+    (``listings`` is about how many the chatbot has), the listings are pulled whole once.
+    """
+    pull_pages = listings // 100 + 1
+    by_mls = len(tasks) <= pull_pages and all(t.key_type == KeyType.MLS_NUMBER.value for t in tasks)
+    if not by_mls:
+        whole = Remote(pull_listings(client, serial, progress=False))
+        return [whole] * len(tasks)
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="estatebot-look") as pool:
+        pages = list(
+            pool.map(
+                lambda t: client.listings.list_page(serial, mls_number=t.key, page_size=100),
+                tasks,
+            )
+        )
+    return [Remote(normalize_records(page.records).frame) for page in pages]
+
+
 def recheck_targets(
     client: Client,
     serial: str,
@@ -200,32 +224,13 @@ def recheck_targets(
 ) -> dict[str, str]:
     """The tasks whose listing changed since the apply's check, with why (op → reason).
 
-    ``expected`` holds, by operation, the hash its listing had at the check. A listing known
-    by MLS number is asked for alone (one small page each, ``concurrency`` at a time); when any
-    other key is among them, or there are more of them than pages in a pull, the listings are
-    pulled whole once instead (``listings`` is how many the chatbot had at the check).
+    ``expected`` holds, by operation, the hash its listing had at the check; the listings are
+    read as :func:`current_remotes` reads them.
     """
     targets = [t for t in tasks if t.op in expected]
     if not targets:
         return {}
-    pull_pages = listings // 100 + 1
-    by_mls = len(targets) <= pull_pages and all(
-        t.key_type == KeyType.MLS_NUMBER.value for t in targets
-    )
-    if by_mls:
-        with ThreadPoolExecutor(
-            max_workers=concurrency, thread_name_prefix="estatebot-recheck"
-        ) as pool:
-            pages = list(
-                pool.map(
-                    lambda t: client.listings.list_page(serial, mls_number=t.key, page_size=100),
-                    targets,
-                )
-            )
-        remotes = [Remote(normalize_records(page.records).frame) for page in pages]
-    else:
-        whole = Remote(pull_listings(client, serial, progress=False))
-        remotes = [whole] * len(targets)
+    remotes = current_remotes(client, serial, targets, concurrency=concurrency, listings=listings)
     changed: dict[str, str] = {}
     for task, remote in zip(targets, remotes, strict=True):
         found = remote.positions(task.key_type, task.key)
@@ -236,3 +241,15 @@ def recheck_targets(
         elif remote.hashes[found[0]] != expected[task.op]:
             changed[task.op] = "edited on the service"
     return changed
+
+
+def still_there(
+    client: Client, serial: str, tasks: Sequence[Task], *, concurrency: int, listings: int
+) -> set[str]:
+    """The operations (deletes) whose listing the service still holds."""
+    remotes = current_remotes(client, serial, tasks, concurrency=concurrency, listings=listings)
+    return {
+        task.op
+        for task, remote in zip(tasks, remotes, strict=True)
+        if remote.positions(task.key_type, task.key)
+    }
