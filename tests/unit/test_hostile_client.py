@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 import traceback
 import zlib
 from collections.abc import Callable
@@ -22,6 +23,7 @@ import pytest
 from estatebot.api import AsyncClient, Client, _base, _body, _deadline, _responses, errors
 from estatebot.api._redact import MASK, redact, register_secret, spellings
 from estatebot.api._retry import RetryPolicy
+from estatebot.api.stream import Final, Fragment, StreamDecoder
 
 API_KEY = "unit-hostile-api-key-63f0a1"
 SESSION_KEY = "unit-hostile-session-key-b5e27c"
@@ -332,3 +334,41 @@ def test_a_redirect_location_shows_no_credentials() -> None:
         assert secret not in text
     assert f"https://{MASK}@other.example/login?next=%2Fx&api_key={MASK}&sig={MASK}" in text
     assert "set the base URL (base_url= or ESTATEBOT_BASE_URL)" in text
+
+
+def test_a_huge_location_is_cut_short() -> None:
+    location = "https://other.example/" + "a" * 5_000
+    with pytest.raises(errors.APIError) as info:
+        _responses.parse_response(_base.LIST, 301, {"location": location}, b"")
+    assert len(str(info.value)) < 600
+    assert "https://other.example/aaaa" in str(info.value)
+
+
+# --------------------------------------------------------------------------- stream decoding
+
+
+def test_an_endless_json_object_in_a_stream_costs_linear_time() -> None:
+    # Parsing the unfinished object again at every chunk took quadratic time: 32 MiB of one
+    # string in 64 KiB chunks took some 30 s. Read once, it takes well under a second.
+    decoder = StreamDecoder()
+    chunk = b"a" * 2**16
+    started = time.monotonic()
+    assert decoder.feed(b'{"content": "') == []
+    for _ in range(512):
+        assert decoder.feed(chunk) == []
+    assert decoder.feed(b'"}') == [Fragment("a" * 2**25)]
+    assert time.monotonic() - started < 10.0
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64])
+def test_json_objects_split_anywhere_with_brackets_and_escapes_in_strings(size: int) -> None:
+    tricky = 'quote \\" backslash \\\\ braces {}[] ] } end'
+    body = "".join(json.dumps({"content": tricky}) for _ in range(50))
+    body += json.dumps({"Answer": "done", "TotalToken": 5})
+    data = body.encode()
+    decoder = StreamDecoder()
+    events = [
+        event for i in range(0, len(data), size) for event in decoder.feed(data[i : i + size])
+    ]
+    events += decoder.flush()
+    assert events == [Fragment(tricky)] * 50 + [Final({"Answer": "done", "TotalToken": 5})]

@@ -130,9 +130,13 @@ def api_error(
 _CREDENTIAL_PARAM = re.compile(r"key|token|secret|pass|auth|sig|session|credential", re.IGNORECASE)
 
 
+#: The longest address a message shows (a hostile Location may be as long as a header can be).
+_URL_SHOWN = 300
+
+
 def shown_url(url: httpx.URL) -> str:
     """``url`` fit for a message: its user and password, the values of query parameters named
-    like credentials, and any registered secret masked."""
+    like credentials, and any registered secret masked; cut short past 300 characters."""
     if url.userinfo:
         url = url.copy_with(username=MASK, password=None)
     if url.query:
@@ -141,7 +145,8 @@ def shown_url(url: httpx.URL) -> str:
             for name, value in url.params.multi_items()
         ]
         url = url.copy_with(params=params)
-    return redact(str(url).replace("%5Bredacted%5D", MASK))
+    text = redact(str(url).replace("%5Bredacted%5D", MASK))
+    return text if len(text) <= _URL_SHOWN else text[:_URL_SHOWN] + "..."
 
 
 def redirect_error(
