@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from estatebot.api._redact import redact
 from estatebot.api.errors import EstatebotError
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ def _defaults(pairs: list[str], option: str = "--default") -> dict[str, str]:
 
 
 def _fail(error: Exception) -> typer.Exit:
-    typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+    # Errors never hold a key; redacting the line again costs nothing and guards the terminal.
+    typer.secho(f"error: {redact(str(error))}", fg=typer.colors.RED, err=True)
     return typer.Exit(code=1)
 
 

@@ -14,7 +14,7 @@ sync and async clients (:mod:`estatebot.api.client`) add only the send loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, Protocol, TypeVar
@@ -193,6 +193,8 @@ class SyncSender(Protocol):
 
     def _send(self, call: Call[Any], *, stream: bool) -> Reply: ...
 
+    def _live_body(self, operation: Operation, response: httpx.Response) -> Iterator[bytes]: ...
+
 
 class AsyncSender(Protocol):
     """What an async resource needs of its client."""
@@ -200,6 +202,10 @@ class AsyncSender(Protocol):
     async def _request(self, call: Call[T]) -> T: ...
 
     async def _send(self, call: Call[Any], *, stream: bool) -> Reply: ...
+
+    def _live_body(
+        self, operation: Operation, response: httpx.Response
+    ) -> AsyncIterator[bytes]: ...
 
 
 class SyncResource:

@@ -1,8 +1,8 @@
 """A client's settings and the headers each operation sends.
 
-:class:`ClientConfig` resolves the base URL, the keys and the timeout from arguments or the
-environment, and builds the request of a :class:`~estatebot.api._base.Call`, with the key its
-operation is authorized by.
+:class:`ClientConfig` resolves the base URL, the keys (:mod:`._keys` checks them), the timeout and
+the limits on a reply from arguments or the environment, and builds the request of a
+:class:`~estatebot.api._base.Call`, with the key its operation is authorized by.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from estatebot.api import errors
 from estatebot.api._base import Call, Credential, Operation
-from estatebot.api._redact import register_secret
+from estatebot.api._keys import read_key
 
 DEFAULT_BASE_URL = "https://usapi.hottask.com"
 ENV_BASE_URL = "ESTATEBOT_BASE_URL"
@@ -25,13 +25,28 @@ ENV_SESSION_KEY = "ESTATEBOT_SESSION_KEY"
 USER_AGENT = "estatebot-python"
 
 
-def _secret(value: str | SecretStr | None, env: str) -> SecretStr | None:
-    raw = value.get_secret_value() if isinstance(value, SecretStr) else value
-    raw = raw if raw is not None else os.environ.get(env)
-    if not raw:
+#: The largest reply body read, once decoded (a gzip bomb is stopped when it passes this).
+DEFAULT_MAX_REPLY_BYTES = 64 * 2**20
+#: The longest one attempt may take, from sending to the last byte of the reply.
+DEFAULT_DEADLINE = 120.0
+
+
+def _seconds(value: float | None, argument: str) -> float | None:
+    if value is None:
         return None
-    register_secret(raw)
-    return SecretStr(raw)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise errors.ConfigurationError(
+            f"{argument} must be a number of seconds above 0, or None for no limit; got {value!r}"
+        )
+    return float(value)
+
+
+def _byte_count(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise errors.ConfigurationError(
+            f"max_reply_bytes must be a whole number of bytes above 0; got {value!r}"
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -42,6 +57,9 @@ class ClientConfig:
     api_key: SecretStr | None = field(default=None, repr=False)
     session_key: SecretStr | None = field(default=None, repr=False)
     timeout: float | httpx.Timeout = 30.0
+    deadline: float | None = DEFAULT_DEADLINE
+    stream_deadline: float | None = None
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
 
     @classmethod
     def from_args(
@@ -51,8 +69,16 @@ class ClientConfig:
         api_key: str | SecretStr | None,
         session_key: str | SecretStr | None,
         timeout: float | httpx.Timeout,
+        deadline: float | None = DEFAULT_DEADLINE,
+        stream_deadline: float | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> ClientConfig:
-        """Resolve each setting: the argument, else its environment variable, else a default."""
+        """Resolve each setting: the argument, else its environment variable, else a default.
+
+        A key is trimmed of the whitespace around it; one a header cannot carry, a base URL that
+        is not http(s), or a limit that is not a positive number raises
+        :class:`~errors.ConfigurationError` naming the argument or variable.
+        """
         url = (base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL).rstrip("/")
         parsed = httpx.URL(url)
         if parsed.scheme not in ("http", "https") or not parsed.host:
@@ -61,9 +87,14 @@ class ClientConfig:
             )
         return cls(
             base_url=url,
-            api_key=_secret(api_key, ENV_API_KEY),
-            session_key=_secret(session_key, ENV_SESSION_KEY),
+            api_key=read_key(api_key, label="API key", argument="api_key", env=ENV_API_KEY),
+            session_key=read_key(
+                session_key, label="session key", argument="session_key", env=ENV_SESSION_KEY
+            ),
             timeout=timeout,
+            deadline=_seconds(deadline, "deadline"),
+            stream_deadline=_seconds(stream_deadline, "stream_deadline"),
+            max_reply_bytes=_byte_count(max_reply_bytes),
         )
 
     def describe(self, class_name: str) -> str:

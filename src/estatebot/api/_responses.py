@@ -3,13 +3,16 @@
 :func:`parse_response` reads an HTTP status and an envelope into the reply's ``Data`` or the
 matching :class:`~estatebot.api.errors.APIError`; :func:`parse_data` reads ``Data`` as the
 call's result type; :func:`transport_error` turns an httpx failure into an
-:class:`~estatebot.api.errors.APIConnectionError`; :func:`check_reply` tells a live stream
-from an envelope.
+:class:`~estatebot.api.errors.APIConnectionError`, and :func:`attempt_error` any failure while a
+reply was read (its deadline, its size cap, its encoding) into the project's error;
+:func:`is_live_stream` tells a live stream from an envelope. A redirect is never followed: it is
+an error saying where the service points to and which base URL to set (:func:`redirect_error`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -21,8 +24,10 @@ from pydantic import ValidationError
 
 from estatebot.api import errors, models
 from estatebot.api._base import Call, Operation
+from estatebot.api._body import BodyDecodeError, ReplyTooLarge
+from estatebot.api._deadline import Deadline, DeadlinePassed
 from estatebot.api._reading import without_references
-from estatebot.api._redact import redact
+from estatebot.api._redact import MASK, redact
 from estatebot.api._retry import NOT_SENT
 
 T = TypeVar("T")
@@ -121,10 +126,76 @@ def api_error(
     )
 
 
+# Query parameters whose values are credentials more often than not.
+_CREDENTIAL_PARAM = re.compile(r"key|token|secret|pass|auth|sig|session|credential", re.IGNORECASE)
+
+
+#: The longest address a message shows (a hostile Location may be as long as a header can be).
+_URL_SHOWN = 300
+
+
+def shown_url(url: httpx.URL) -> str:
+    """``url`` fit for a message: its user and password, the values of query parameters named
+    like credentials, and any registered secret masked; cut short past 300 characters."""
+    if url.userinfo:
+        url = url.copy_with(username=MASK, password=None)
+    if url.query:
+        params = [
+            (name, MASK if _CREDENTIAL_PARAM.search(name) else value)
+            for name, value in url.params.multi_items()
+        ]
+        url = url.copy_with(params=params)
+    text = redact(str(url).replace("%5Bredacted%5D", MASK))
+    return text if len(text) <= _URL_SHOWN else text[:_URL_SHOWN] + "..."
+
+
+def redirect_error(
+    operation: Operation, status: int, headers: Mapping[str, str], url: str | None
+) -> errors.APIError:
+    """The error for a 3xx reply: where the service redirects to, and which base URL to set.
+
+    The client never follows a redirect: httpx would carry ``chatrobot-sessionkey`` (and, to the
+    same host, ``Authorization``) along to wherever it points.
+    """
+    phrase = httpx.codes.get_reason_phrase(status)
+    fix = "set the base URL (base_url= or ESTATEBOT_BASE_URL)"
+    location = headers.get("location", "").strip()
+    if not location:
+        message = f"the service redirects ({phrase}) without saying where (no Location); {fix}"
+        return errors.APIError(message, operation=operation.name, status_code=status)
+    try:
+        target = httpx.URL(url).join(location) if url else httpx.URL(location)
+    except httpx.InvalidURL:
+        message = f"the service redirects ({phrase}) to an address that is not a URL"
+        return errors.APIError(f"{message}; {fix}", operation=operation.name, status_code=status)
+    where = shown_url(target)
+    if target.path.endswith(operation.path) and target.host:
+        # The same operation at another address: what comes before its path is the base URL.
+        base = target.copy_with(
+            username=None, password=None, query=None, fragment=None,
+            path=target.path[: -len(operation.path)] or "/",
+        )  # fmt: skip
+        fix = f"set the base URL to {shown_url(base).rstrip('/')} (base_url= or ESTATEBOT_BASE_URL)"
+    message = (
+        f"the service redirects ({phrase}) to {where}; the client does not follow redirects, "
+        f"which could carry the keys to another host: {fix}"
+    )
+    return errors.APIError(message, operation=operation.name, status_code=status)
+
+
 def parse_response(
-    operation: Operation, status: int, headers: Mapping[str, str], content: bytes
+    operation: Operation,
+    status: int,
+    headers: Mapping[str, str],
+    content: bytes,
+    url: str | None = None,
 ) -> Any:
-    """The ``Data`` of a successful reply; raises the matching :class:`~errors.APIError`."""
+    """The ``Data`` of a successful reply; raises the matching :class:`~errors.APIError`.
+
+    ``url`` is the address asked, against which a relative redirect is resolved.
+    """
+    if 300 <= status < 400:
+        raise redirect_error(operation, status, headers, url)
     envelope = _envelope(content)
     if 200 <= status < 300 and envelope is not None and envelope.success:
         return envelope.data
@@ -178,14 +249,52 @@ def transport_error(
     return errors.APIConnectionError(f"{what} ({detail})", operation=operation.name, sent=sent)
 
 
+def attempt_error(
+    operation: Operation,
+    exc: Exception,
+    deadline: Deadline,
+    *,
+    cap: int,
+    mid_stream: bool = False,
+    status: int | None = None,
+) -> errors.EstatebotError:
+    """A failure while a reply (or a stream) was sent or read, as the project's error.
+
+    ``exc`` is an httpx transport error, or the :class:`DeadlinePassed`, :class:`ReplyTooLarge`
+    or :class:`BodyDecodeError` of the reading; ``mid_stream`` says it came while the body of a
+    live stream was read. A timeout once the ``deadline`` has run out is the deadline's, named as
+    such (and not retried); any other is the transport's.
+    """
+    if isinstance(exc, ReplyTooLarge):
+        size = f" ({cap / 2**20:g} MiB)" if cap >= 2**20 else ""
+        return errors.APIError(
+            f"the reply is larger than the cap of {cap:,} bytes{size} set by max_reply_bytes; "
+            "reading stopped there and none of it was used",
+            operation=operation.name,
+            status_code=status,
+        )
+    if isinstance(exc, BodyDecodeError):
+        return errors.APIError(
+            f"the reply cannot be read: {exc}", operation=operation.name, status_code=status
+        )
+    timed_out = isinstance(exc, DeadlinePassed | httpx.TimeoutException)
+    if timed_out and deadline.seconds is not None and deadline.passed():
+        if mid_stream:
+            what = f"the streamed answer did not end within the {deadline.seconds:g} s stream "
+            what += "deadline (stream_deadline= on the client)"
+        else:
+            what = f"no complete reply within the {deadline.seconds:g} s deadline "
+            what += "(deadline= on the client)"
+        sent = not isinstance(exc, NOT_SENT)
+        return errors.APITimeoutError(
+            what, operation=operation.name, sent=sent, deadline=deadline.seconds
+        )
+    if isinstance(exc, httpx.TransportError):
+        return transport_error(operation, exc, mid_stream=mid_stream)
+    raise TypeError(f"not a failure of a reply: {type(exc).__name__}")  # pragma: no cover
+
+
 def is_live_stream(response: httpx.Response) -> bool:
     """A 200 reply to ``stream: true`` that is a stream and not a JSON envelope."""
     content_type = response.headers.get("content-type", "")
     return response.status_code == 200 and not content_type.startswith("application/json")
-
-
-def check_reply(operation: Operation, response: httpx.Response, *, stream: bool) -> Any:
-    """The ``Data`` of a read reply, None for a live stream; raises for a failure."""
-    if stream and is_live_stream(response):
-        return None
-    return parse_response(operation, response.status_code, response.headers, response.content)

@@ -48,6 +48,9 @@ class RetryPolicy:
         """Whether the failure ``exc`` of ``operation`` deserves another attempt."""
         if exc is None:
             return False
+        if isinstance(exc, errors.APITimeoutError) and exc.deadline is not None:
+            # The caller's bound on a whole reply: a server that trickled once will do so again.
+            return False
         if _not_sent(exc):
             return True
         retry_after = getattr(exc, "retry_after", None)

@@ -33,7 +33,7 @@ from estatebot.api._base import (
     TimeoutArg,
     validate,
 )
-from estatebot.api._responses import api_error, transport_error
+from estatebot.api._responses import api_error
 from estatebot.api.models import (
     Answer,
     AskRequest,
@@ -116,10 +116,6 @@ class _StreamState:
         if self.result is None:
             self.result = self.assembler.result()
 
-    def broken(self, exc: httpx.TransportError) -> errors.APIConnectionError:
-        """A transport failure in the middle of the body."""
-        return transport_error(CLIENT_ASK, exc, mid_stream=True)
-
     def _texts(self, decode: Callable[[], list[Any]]) -> list[str]:
         try:
             events = decode()
@@ -169,9 +165,12 @@ class _StreamBase:
 class ChatStream(_StreamBase):
     """A streamed answer; see the module docstring."""
 
-    def __init__(self, send: Callable[[], Reply]) -> None:
+    def __init__(
+        self, send: Callable[[], Reply], body: Callable[[httpx.Response], Iterator[bytes]]
+    ) -> None:
         super().__init__()
         self._send = send
+        self._body = body
 
     def __enter__(self) -> ChatStream:
         self._open()
@@ -193,11 +192,11 @@ class ChatStream(_StreamBase):
             if self._data is not None:
                 yield from self._state.whole(self._data)
                 return
-            for chunk in response.iter_bytes():
+            # The client's body: decoded, within its size cap and stream deadline, and each
+            # failure already the project's error.
+            for chunk in self._body(response):
                 yield from self._state.feed(chunk)
             yield from self._state.end()
-        except httpx.TransportError as exc:
-            raise self._state.broken(exc) from exc
         finally:
             self.close()
 
@@ -211,9 +210,14 @@ class ChatStream(_StreamBase):
 class AsyncChatStream(_StreamBase):
     """A streamed answer (async); ``async with`` it and ``async for`` over it."""
 
-    def __init__(self, send: Callable[[], Coroutine[Any, Any, Reply]]) -> None:
+    def __init__(
+        self,
+        send: Callable[[], Coroutine[Any, Any, Reply]],
+        body: Callable[[httpx.Response], AsyncIterator[bytes]],
+    ) -> None:
         super().__init__()
         self._send = send
+        self._body = body
 
     async def __aenter__(self) -> AsyncChatStream:
         await self._open()
@@ -236,13 +240,11 @@ class AsyncChatStream(_StreamBase):
                 for text in self._state.whole(self._data):
                     yield text
                 return
-            async for chunk in response.aiter_bytes():
+            async for chunk in self._body(response):
                 for text in self._state.feed(chunk):
                     yield text
             for text in self._state.end():
                 yield text
-        except httpx.TransportError as exc:
-            raise self._state.broken(exc) from exc
         finally:
             await self.aclose()
 
@@ -284,10 +286,14 @@ class Chat(SyncResource):
         """Ask a question and receive the answer as it is written; see :class:`ChatStream`.
 
         The arguments are checked now; the request is sent on entering the ``with`` (or on
-        the first iteration). ``timeout`` also bounds the wait for each next fragment.
+        the first iteration). ``timeout`` also bounds the wait for each next fragment, and the
+        client's ``stream_deadline`` (if set) the whole answer.
         """
         call = ask_call(session_id, content, ask_type, file_ids, timeout)
-        return ChatStream(lambda: self._client._send(call, stream=True))
+        return ChatStream(
+            lambda: self._client._send(call, stream=True),
+            lambda response: self._client._live_body(CLIENT_ASK, response),
+        )
 
 
 class AsyncChat(AsyncResource):
@@ -321,4 +327,7 @@ class AsyncChat(AsyncResource):
     ) -> AsyncChatStream:
         """Ask and receive the answer as it is written; ``async with`` the result."""
         call = ask_call(session_id, content, ask_type, file_ids, timeout)
-        return AsyncChatStream(lambda: self._client._send(call, stream=True))
+        return AsyncChatStream(
+            lambda: self._client._send(call, stream=True),
+            lambda response: self._client._live_body(CLIENT_ASK, response),
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from functools import cached_property
 from typing import Any, Generic, TypeVar
 
@@ -18,19 +18,25 @@ import httpx
 import tenacity
 from pydantic import SecretStr
 
-from estatebot.api import _redact
+from estatebot.api import _deadline, _redact
 from estatebot.api._base import Call, Operation, Reply
-from estatebot.api._config import ClientConfig
-from estatebot.api._responses import check_reply, is_live_stream, parse_data, transport_error
+from estatebot.api._body import BodyDecodeError, BodyReader, ReplyTooLarge
+from estatebot.api._config import DEFAULT_DEADLINE, DEFAULT_MAX_REPLY_BYTES, ClientConfig
+from estatebot.api._deadline import Deadline, DeadlinePassed
+from estatebot.api._responses import attempt_error, is_live_stream, parse_data, parse_response
 from estatebot.api._retry import RetryPolicy, log_attempt
 from estatebot.api.chat import AsyncChat, Chat
 from estatebot.api.chatbots import AsyncChatbots, Chatbots
+from estatebot.api.errors import EstatebotError
 from estatebot.api.listings import AsyncListings, Listings
 
 T = TypeVar("T")
 
 
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
+
+#: What can go wrong while a reply is sent and read, before it is parsed.
+_READ_FAILURES = (httpx.TransportError, DeadlinePassed, ReplyTooLarge, BodyDecodeError)
 
 
 class _ClientBase(Generic[HttpT]):
@@ -47,11 +53,20 @@ class _ClientBase(Generic[HttpT]):
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
         max_retry_after: float = 60.0,
+        deadline: float | None = DEFAULT_DEADLINE,
+        stream_deadline: float | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         http_client: HttpT | None = None,
     ) -> None:
         _redact.install()
         self._config = ClientConfig.from_args(
-            base_url=base_url, api_key=api_key, session_key=session_key, timeout=timeout
+            base_url=base_url,
+            api_key=api_key,
+            session_key=session_key,
+            timeout=timeout,
+            deadline=deadline,
+            stream_deadline=stream_deadline,
+            max_reply_bytes=max_reply_bytes,
         )
         self._policy = RetryPolicy(max_retries, backoff_base, backoff_max, max_retry_after)
         self._owns_http = http_client is None
@@ -68,17 +83,59 @@ class _ClientBase(Generic[HttpT]):
     def __repr__(self) -> str:
         return self._config.describe(type(self).__name__)
 
+    def _reader(self, response: httpx.Response) -> BodyReader:
+        # A transport that handed over the body whole has had httpx decode it already.
+        encodings = response.headers.get_list("content-encoding", split_commas=True)
+        return BodyReader(
+            self._config.max_reply_bytes, [] if response.is_stream_consumed else encodings
+        )
+
+    def _failure(
+        self,
+        operation: Operation,
+        exc: Exception,
+        deadline: Deadline,
+        response: httpx.Response | None,
+        *,
+        mid_stream: bool = False,
+    ) -> EstatebotError:
+        """``exc``, raised while a reply was sent or read, as the project's error."""
+        status = response.status_code if response is not None else None
+        return attempt_error(
+            operation,
+            exc,
+            deadline,
+            cap=self._config.max_reply_bytes,
+            mid_stream=mid_stream,
+            status=status,
+        )
+
 
 class Client(_ClientBase[httpx.Client]):
     """The blocking client.
 
     Every setting comes from its argument, else its environment variable
     (``ESTATEBOT_BASE_URL``, ``ESTATEBOT_API_KEY``, ``ESTATEBOT_SESSION_KEY``), else a default.
-    ``timeout`` is in seconds (each method also takes ``timeout=``); failed requests are retried
-    up to ``max_retries`` times after the first attempt, with a jittered exponential backoff from
-    ``backoff_base`` to ``backoff_max`` seconds, or the service's ``Retry-After`` (at most
-    ``max_retry_after`` seconds). An ``http_client`` passed in is used as is and left open when
-    the client is closed.
+    The keys are trimmed of surrounding whitespace; a key a header cannot carry (whitespace or a
+    control character inside, non-ASCII) is refused at once with a
+    :class:`~estatebot.api.errors.ConfigurationError` naming the argument or variable.
+
+    ``timeout`` is in seconds (each method also takes ``timeout=``): the longest wait to connect
+    and for each next piece of the reply; for a stream, for each next fragment. ``deadline``
+    bounds one whole attempt, from sending to the last byte of the reply (and to the start of a
+    streamed answer), however the bytes trickle in; a reply that misses it raises
+    :class:`~estatebot.api.errors.APITimeoutError` naming it, and is not retried.
+    ``stream_deadline`` optionally bounds a whole streamed answer. A reply whose body, once
+    decoded, passes ``max_reply_bytes`` (64 MiB by default) is an
+    :class:`~estatebot.api.errors.APIError` naming the cap, read no further (a gzip bomb
+    included).
+
+    Failed requests are retried up to ``max_retries`` times after the first attempt, with a
+    jittered exponential backoff from ``backoff_base`` to ``backoff_max`` seconds, or the
+    service's ``Retry-After`` (at most ``max_retry_after`` seconds). A redirect is never
+    followed (it could carry the keys to another host): it is an error saying where it points.
+    An ``http_client`` passed in is used as is and left open when the client is closed (its
+    reads are then checked against the deadline between chunks only).
 
     ``client.chatbots``, ``client.chat`` and ``client.listings`` hold the operations. Use it as a
     context manager or call :meth:`close` to release its connections.
@@ -88,7 +145,9 @@ class Client(_ClientBase[httpx.Client]):
     _sleep: Callable[[float], None] = staticmethod(time.sleep)
 
     def _new_http(self) -> httpx.Client:
-        return httpx.Client()
+        http = httpx.Client()
+        _deadline.install(http)  # each socket read and write ends by the deadline
+        return http
 
     @cached_property
     def chatbots(self) -> Chatbots:
@@ -124,15 +183,65 @@ class Client(_ClientBase[httpx.Client]):
         self, operation: Operation, request: httpx.Request, number: int, stream: bool
     ) -> Reply:
         started = time.monotonic()
+        deadline = Deadline.start(self._config.deadline)
+        response: httpx.Response | None = None
+        body: bytes | None = None
         try:
-            response = self._http.send(request, stream=True)
-            if not (stream and is_live_stream(response)):
-                response.read()  # closes the response too
-        except httpx.TransportError as exc:
+            with deadline.applied():
+                # Never follow a redirect, even on an http_client set to: see redirect_error.
+                response = self._http.send(request, stream=True, follow_redirects=False)
+                if not (stream and is_live_stream(response)):
+                    body = self._read(response, deadline)
+        except _READ_FAILURES as exc:
+            if response is not None:
+                response.close()
             log_attempt(operation, number, time.monotonic() - started, type(exc).__name__)
-            raise transport_error(operation, exc) from exc
+            raise self._failure(operation, exc, deadline, response) from exc
         log_attempt(operation, number, time.monotonic() - started, response.status_code)
-        return response, check_reply(operation, response, stream=stream)
+        if body is None:
+            return response, None
+        url = str(request.url)
+        return response, parse_response(
+            operation, response.status_code, response.headers, body, url
+        )
+
+    def _read(self, response: httpx.Response, deadline: Deadline) -> bytes:
+        """The whole decoded body, within the size cap and the deadline; closes the response."""
+        reader = self._reader(response)
+        try:
+            if response.is_stream_consumed:
+                return b"".join(reader.feed(response.content))
+            parts: list[bytes] = []
+            for raw in response.iter_raw():
+                parts.extend(reader.feed(raw))
+                deadline.check()
+            parts.extend(reader.end())
+            return b"".join(parts)
+        finally:
+            response.close()
+
+    def _live_body(self, operation: Operation, response: httpx.Response) -> Iterator[bytes]:
+        """A live stream's body, decoded, within the size cap and the stream deadline; each
+        failure as the project's error. The response is closed when it ends or is dropped."""
+        reader = self._reader(response)
+        deadline = Deadline.start(self._config.stream_deadline)
+        try:
+            if response.is_stream_consumed:
+                yield from reader.feed(response.content)
+                return
+            chunks = response.iter_raw()
+            while True:
+                with deadline.applied():
+                    raw = next(chunks, None)
+                if raw is None:
+                    break
+                deadline.check()
+                yield from reader.feed(raw)
+            yield from reader.end()
+        except _READ_FAILURES as exc:
+            raise self._failure(operation, exc, deadline, response, mid_stream=True) from exc
+        finally:
+            response.close()
 
     def close(self) -> None:
         """Close the connection pool (unless the HTTP client was passed in)."""
@@ -155,7 +264,7 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
     _sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
 
     def _new_http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient()
+        return httpx.AsyncClient()  # asyncio.timeout bounds its attempts: no backend to wrap
 
     @cached_property
     def chatbots(self) -> AsyncChatbots:
@@ -191,15 +300,76 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
         self, operation: Operation, request: httpx.Request, number: int, stream: bool
     ) -> Reply:
         started = time.monotonic()
+        deadline = Deadline.start(self._config.deadline)
+        response: httpx.Response | None = None
+        body: bytes | None = None
         try:
-            response = await self._http.send(request, stream=True)
-            if not (stream and is_live_stream(response)):
-                await response.aread()
-        except httpx.TransportError as exc:
+            try:
+                async with asyncio.timeout(deadline.remaining()):
+                    response = await self._http.send(request, stream=True, follow_redirects=False)
+                    if not (stream and is_live_stream(response)):
+                        body = await self._read(response, deadline)
+            except TimeoutError:  # asyncio.timeout's own: the deadline ran out
+                deadline.hit = True
+                raise DeadlinePassed(deadline.seconds or 0.0) from None
+        except _READ_FAILURES as exc:
+            if response is not None:
+                await response.aclose()
             log_attempt(operation, number, time.monotonic() - started, type(exc).__name__)
-            raise transport_error(operation, exc) from exc
+            raise self._failure(operation, exc, deadline, response) from exc
         log_attempt(operation, number, time.monotonic() - started, response.status_code)
-        return response, check_reply(operation, response, stream=stream)
+        if body is None:
+            return response, None
+        url = str(request.url)
+        return response, parse_response(
+            operation, response.status_code, response.headers, body, url
+        )
+
+    async def _read(self, response: httpx.Response, deadline: Deadline) -> bytes:
+        """The whole decoded body, within the size cap and the deadline; closes the response."""
+        reader = self._reader(response)
+        try:
+            if response.is_stream_consumed:
+                return b"".join(reader.feed(response.content))
+            parts: list[bytes] = []
+            async for raw in response.aiter_raw():
+                parts.extend(reader.feed(raw))
+                deadline.check()
+            parts.extend(reader.end())
+            return b"".join(parts)
+        finally:
+            await response.aclose()
+
+    async def _live_body(
+        self, operation: Operation, response: httpx.Response
+    ) -> AsyncIterator[bytes]:
+        """A live stream's body; see :meth:`Client._live_body`."""
+        reader = self._reader(response)
+        deadline = Deadline.start(self._config.stream_deadline)
+        try:
+            if response.is_stream_consumed:
+                for piece in reader.feed(response.content):
+                    yield piece
+                return
+            chunks = response.aiter_raw()
+            while True:
+                try:
+                    async with asyncio.timeout(deadline.remaining()):
+                        raw = await anext(chunks, None)
+                except TimeoutError:  # asyncio.timeout's own: the stream deadline ran out
+                    deadline.hit = True
+                    raise DeadlinePassed(deadline.seconds or 0.0) from None
+                if raw is None:
+                    break
+                deadline.check()
+                for piece in reader.feed(raw):
+                    yield piece
+            for piece in reader.end():
+                yield piece
+        except _READ_FAILURES as exc:
+            raise self._failure(operation, exc, deadline, response, mid_stream=True) from exc
+        finally:
+            await response.aclose()
 
     async def aclose(self) -> None:
         """Close the connection pool (unless the HTTP client was passed in)."""

@@ -13,7 +13,7 @@ Every error the toolkit raises derives from :class:`EstatebotError`::
     │   ├── RateLimitError          429: with ``retry_after`` seconds when the service said
     │   └── ServerError             5xx
     ├── APIConnectionError          the transport failed (refused, reset, dropped mid-stream)
-    │   └── APITimeoutError         the request or the stream timed out
+    │   └── APITimeoutError         the request or the stream timed out, or ran past its deadline
     ├── PullError                   a page of a pull failed after retries (names the page)
     └── LocatedError                a data-layer error naming its row, column and value
         ├── SheetError              a spreadsheet cannot be read as listings
@@ -136,7 +136,17 @@ class APIConnectionError(EstatebotError):
 
 
 class APITimeoutError(APIConnectionError):
-    """The request (or the wait for the next stream fragment) timed out."""
+    """The request (or the wait for the next stream fragment) timed out.
+
+    ``deadline`` is set (in seconds) when the client's overall deadline for the reply ran out,
+    rather than one wait for the next bytes: such a failure is not retried.
+    """
+
+    def __init__(
+        self, message: str, *, operation: str, sent: bool = True, deadline: float | None = None
+    ) -> None:
+        self.deadline = deadline
+        super().__init__(message, operation=operation, sent=sent)
 
 
 _STATUS_ERRORS: dict[int, type[APIError]] = {

@@ -113,6 +113,79 @@ def classify(obj: Any) -> StreamEvent | None:
     return Fragment(text) if isinstance(text, str) else None
 
 
+# What matters to where a JSON object ends: quotes, backslashes and brackets.
+_STRUCTURE = re.compile(r'["\\{}\[\]]')
+
+
+class _ObjectSplitter:
+    """Cuts JSON text, fed in chunks, into the texts of whole top-level objects.
+
+    Each character is looked at once and an object is parsed only once its closing brace has
+    come. Parsing the growing text of an unfinished object again at every chunk took time
+    quadratic in its size: a server sending one endless string (8 MiB of it took 1.8 s, 64 MiB
+    minutes) could hold the client's CPU long before any size cap or deadline.
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []  # the text of the object begun and not yet closed
+        self._depth = 0
+        self._in_string = False
+        self._escaped = False  # a backslash in a string ended the last chunk
+
+    @property
+    def pending(self) -> str:
+        """The text of an object begun and not yet closed."""
+        return "".join(self._parts)
+
+    def feed(self, text: str) -> list[str]:
+        """The objects this text completes; raises if something other than an object starts."""
+        objects: list[str] = []
+        pos, start = 0, 0
+        while pos < len(text):
+            if self._depth == 0:
+                match = _JSON_SPACE.match(text, pos)  # always matches (`*`), maybe empty
+                pos = match.end() if match else pos
+                if pos == len(text):
+                    return objects
+                if text[pos] != "{":  # every item is an object, so this can never become valid
+                    raise StreamDecodeError(f"expected a JSON object, got {_short(text[pos:])}")
+                start, pos, self._depth = pos, pos + 1, 1
+            end = self._close(text, pos)
+            if end is None:
+                break
+            objects.append("".join([*self._parts, text[start:end]]))
+            self._parts, pos = [], end
+        if self._depth:
+            self._parts.append(text[start:])
+        return objects
+
+    def _close(self, text: str, pos: int) -> int | None:
+        """Just past the brace closing the current object, or None if it goes on."""
+        skip = pos
+        if self._escaped and pos < len(text):  # this first character is the escaped one
+            self._escaped, skip = False, pos + 1
+        for match in _STRUCTURE.finditer(text, pos):
+            i = match.start()
+            if i < skip:
+                continue
+            char = text[i]
+            if self._in_string:
+                if char == "\\":
+                    skip = i + 2
+                    self._escaped = skip > len(text)
+                elif char == '"':
+                    self._in_string = False
+            elif char == '"':
+                self._in_string = True
+            elif char in "{[":
+                self._depth += 1
+            elif char in "}]":
+                self._depth -= 1
+                if self._depth == 0:
+                    return i + 1
+        return None
+
+
 class StreamDecoder:
     """Incremental decoder: :meth:`feed` each chunk of the body, then :meth:`flush` at its end."""
 
@@ -122,8 +195,7 @@ class StreamDecoder:
         self._utf8 = codecs.getincrementaldecoder("utf-8-sig")()
         self._framing: Literal["json", "sse"] | None = None
         self._head = ""  # blank text seen before the framing is known
-        self._buffer = ""  # JSON framing: text not yet decoded (an incomplete object)
-        self._json = json.JSONDecoder()
+        self._objects = _ObjectSplitter()  # JSON framing
         self._lines = SSELineDecoder()
         self._sse = SSEDecoder()
         self._done = False  # SSE `[DONE]` seen: the rest of the body is ignored
@@ -140,8 +212,9 @@ class StreamDecoder:
         if self._framing == "sse":
             # Tolerate a body missing its last newline or its final blank line.
             events += self._sse_lines([*self._lines.flush(), ""])
-        elif self._framing == "json" and self._buffer.strip():
-            raise StreamDecodeError(f"stream ends inside a JSON object: {_short(self._buffer)}")
+        elif self._framing == "json" and self._objects.pending.strip():
+            pending = self._objects.pending
+            raise StreamDecodeError(f"stream ends inside a JSON object: {_short(pending)}")
         return events
 
     def _decode_utf8(self, chunk: bytes, *, final: bool) -> str:
@@ -165,24 +238,15 @@ class StreamDecoder:
         return self._sse_lines(self._lines.decode(text))
 
     def _json_objects(self, text: str) -> list[StreamEvent]:
-        buf = self._buffer + text
         events: list[StreamEvent] = []
-        pos = 0
-        while True:
-            match = _JSON_SPACE.match(buf, pos)  # always matches (`*`), maybe empty
-            pos = match.end() if match else pos
-            if pos == len(buf):
-                break
-            if buf[pos] != "{":  # every item is an object, so this can never become valid
-                raise StreamDecodeError(f"expected a JSON object, got {_short(buf[pos:])}")
+        for item in self._objects.feed(text):
             try:
-                obj, pos = self._json.raw_decode(buf, pos)
-            except json.JSONDecodeError:
-                break  # most likely incomplete: keep the tail; flush() reports it if it stays
+                obj = json.loads(item)
+            except json.JSONDecodeError as exc:
+                raise StreamDecodeError(f"malformed JSON object: {_short(item)}") from exc
             event = classify(obj)
             if event is not None:
                 events.append(event)
-        self._buffer = buf[pos:]
         return events
 
     def _sse_lines(self, lines: list[str]) -> list[StreamEvent]:
