@@ -94,7 +94,7 @@ def read_xlsx_cells(path: str | PathLike[str], sheet_name: str | int | None = No
 
     The header is the first row holding a value; its last non-blank cell bounds the columns
     read. Raises :class:`SheetError` for an unknown sheet name or a workbook without
-    worksheets; the file must open as a workbook (see :mod:`.workbook` for broken files).
+    worksheets; the file must open as a workbook (:mod:`.files` tells a broken one).
     """
     # A file object, not the path: openpyxl refuses a workbook by its name (export.csv).
     with open(path, "rb") as handle:
@@ -138,7 +138,10 @@ def value_text_of(value: Any) -> str:
 
 
 def _header(sheet: Any) -> tuple[int | None, dict[int, Any]]:
-    """The first row holding a value, and its non-empty cells by 1-based column."""
+    """The first row holding something visible, and its non-empty cells by 1-based column.
+
+    A row of spaces only is not a header: taking it would leave every column unnamed.
+    """
     # Read-only rows come one per row number, empty ones included, from row 1.
     for number, row in enumerate(sheet.iter_rows(), start=1):
         cells = {
@@ -146,7 +149,7 @@ def _header(sheet: Any) -> tuple[int | None, dict[int, Any]]:
             for c in row
             if c.value is not None and c.value != "" and c.column is not None
         }
-        if cells:
+        if any(value_text_of(v).strip() for v in cells.values()):
             return number, cells
     return None, {}
 
