@@ -511,3 +511,14 @@ def test_semicolons_in_the_text_of_a_comma_file_do_not_make_it_a_semicolon_file(
     path = fx.write_csv(tmp_path / "comma.csv", HEADERS, rows)
     read = read_sheet(path)
     assert read.frame["Description"].tolist() == ["View: sea; Dock: yes; Pool: no"] * 3
+
+
+def test_a_row_of_spaces_above_the_header_is_not_taken_for_it(tmp_path: Path) -> None:
+    workbook, sheet = _workbook([listing(1), listing(2)])
+    sheet.insert_rows(1)
+    sheet["A1"] = "   "
+    path = tmp_path / "spaces.xlsx"
+    workbook.save(path)
+    read = read_sheet(path)
+    assert read.frame["MLSNumber"].tolist() == ["M1", "M2"]
+    assert list(read.frame.index) == [3, 4]
