@@ -14,7 +14,10 @@ is typed by the kind of the field it feeds:
 * ``zip``: text; a whole number reads as its digits (the reader already applied a ``00000``
   format, so a ZIP that still has 3 or 4 digits gets a warning: a leading zero may be lost).
 * ``number`` and ``int``: ``3``, ``3.0`` and ``"3"`` are the same number; text may carry a
-  currency sign and thousands separators (``$1,250,000``); ``int`` rejects fractions.
+  currency sign and thousands separators in groups of three (``$1,250,000``, ``1 250 000``);
+  ``int`` rejects fractions. Infinity, NaN and numbers too large to hold (``inf``, ``1e400``, a
+  numeric cell holding infinity) are errors, and so is misplaced grouping (``$1,2,3``, ``1,5``:
+  a decimal comma is not guessed).
 * ``bool``: yes/no spellings.
 
 Each typing function returns the values (a Series on the column's positions) and the problems
@@ -47,7 +50,13 @@ _ODD_SPACES = "[\u00a0\u2007\u202f\u2000-\u200a\u3000\t\r\n]+"
 _ZERO_WIDTH = "[\u200b\ufeff]"
 _SCIENTIFIC = r"^[+-]?\d+(?:\.\d*)?[eE][+-]?\d+$"
 _FLOAT_TEXT = r"^\d+\.0+$"
-_MONEY = r"[$€£¥,\s]|^USD|^US\$"
+_CURRENCY = r"[$€£¥]|^USD|^US\$"
+# A number as text once the currency is gone: digits grouped by three with commas or spaces (one
+# kind per number), or not grouped; an optional fraction and exponent.
+_NUMBER_TEXT = r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d*)(?:\.\d*)?(?:[eE][+-]?\d+)?"
+_GROUPING = r"[, ]"
+#: The largest whole number a float (and so a JSON number) holds exactly.
+MAX_WHOLE = 2**53 - 1
 
 Severity = Literal["error", "warning"]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
@@ -191,37 +200,82 @@ def as_zip(column: Column) -> tuple[pd.Series, list[Problem]]:
     return out, [p for p in problems if p.mask.any()]
 
 
+_NOT_FINITE = "is not a finite number (infinity, NaN or too large to hold)"
+_MISGROUPED = (
+    "has misplaced thousands separators: write 1,250,000 or 1250000 (a decimal comma is not read)"
+)
+
+
 def as_number(column: Column) -> tuple[pd.Series, list[Problem]]:
-    """Numbers: ``3``, ``3.0`` and ``"3"`` alike; text may carry ``$`` and ``,``."""
-    values = np.full(len(column), np.nan)
+    """Numbers: ``3``, ``3.0`` and ``"3"`` alike; text may carry ``$`` and grouped thousands.
+
+    Only finite numbers are read: infinity (a cell or text such as ``inf`` or ``1e400``) would
+    make every figure computed from it infinite. Grouping must be by three: ``1,2,3`` is not
+    123, and ``1,5`` is not fifteen.
+    """
+    n = len(column)
+    values = np.full(n, np.nan)
     problems: list[Problem] = []
     kind = column.kind
     numbers = np.flatnonzero((kind == _INT) | (kind == _FLOAT))
     if len(numbers):
         values[numbers] = np.fromiter(
-            (float(v) for v in column.raw[numbers]), dtype=float, count=len(numbers)
+            (_float(v) for v in column.raw[numbers]), dtype=float, count=len(numbers)
         )
+    misgrouped = np.zeros(n, dtype=bool)
     strings = np.flatnonzero(kind == _STR)
     if len(strings):
-        text = pd.Series(column.text[strings], dtype=_STRING).str.replace(_MONEY, "", regex=True)
-        parsed = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        bad = np.isnan(parsed)
+        text = (
+            pd.Series(column.text[strings], dtype=_STRING)
+            .str.replace(_CURRENCY, "", regex=True)
+            .str.strip()
+        )
+        well_formed = text.str.fullmatch(_NUMBER_TEXT).to_numpy(dtype=bool, na_value=False)
+        plain = text.str.replace(_GROUPING, "", regex=True)
+        parsed = pd.to_numeric(plain, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        grouped = text.str.contains(_GROUPING, regex=True).to_numpy(dtype=bool, na_value=False)
+        misgrouped[strings[~well_formed & grouped & np.isfinite(parsed)]] = True
+        # Text pandas reads but the pattern refuses ("inf", "1_000", "Infinity") is no number.
+        parsed[~well_formed & ~np.isinf(parsed)] = np.nan
         values[strings] = parsed
-        problems.append(Problem(_mask(len(column), strings[bad]), "is not a number"))
+        unread = np.isnan(parsed) & ~misgrouped[strings]
+        problems.append(Problem(_mask(n, strings[unread]), "is not a number"))
+    problems.append(Problem(misgrouped, _MISGROUPED))
+    values[misgrouped] = np.nan
+    infinite = np.isinf(values)
+    problems.append(Problem(infinite, _NOT_FINITE))
+    values[infinite] = np.nan
     others = np.flatnonzero((kind == _BOOL) | (kind == _OTHER))
-    problems.append(Problem(_mask(len(column), others), "is not a number"))
+    problems.append(Problem(_mask(n, others), "is not a number"))
     out = pd.Series(values, dtype="Float64")
     return out, [p for p in problems if p.mask.any()]
 
 
+def _float(value: int | float) -> float:
+    """A numeric cell as a float; an integer too large for one is infinite (then refused)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def as_int(column: Column) -> tuple[pd.Series, list[Problem]]:
-    """Whole numbers (counts, years): like :func:`as_number`, fractions rejected."""
+    """Whole numbers (counts, years): like :func:`as_number`, fractions rejected.
+
+    A whole number must also be one a float holds exactly (at most 2**53 - 1): larger ones
+    would be rounded, or wrap around when stored as a 64-bit integer.
+    """
     numbers, problems = as_number(column)
     values = numbers.to_numpy(dtype=float, na_value=np.nan)
-    fraction = ~np.isnan(values) & (np.mod(values, 1) != 0)
+    with np.errstate(invalid="ignore"):
+        fraction = ~np.isnan(values) & (np.mod(values, 1) != 0)
+        huge = ~fraction & (np.abs(values) > MAX_WHOLE)
     if fraction.any():
         problems.append(Problem(fraction, "is not a whole number"))
         values[fraction] = np.nan
+    if huge.any():
+        problems.append(Problem(huge, f"is too large for a whole number (over {MAX_WHOLE:,})"))
+        values[huge] = np.nan
     return to_int(values), problems
 
 

@@ -94,7 +94,7 @@ def unit_area_price(inputs: Inputs, values: dict[str, pd.Series], issues: Issues
     rent = values["SaleType"].eq("for_rent").to_numpy(dtype=bool, na_value=False)
     price = np.where(rent, floats(values["RentPrice"], n), floats(values["SalePrice"], n))
     area = floats(values["BuildingArea"], n)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         computed = np.where(area > 0, price / area, np.nan)
     given = floats(inputs.get("UnitAreaPrice"), n)
     with np.errstate(invalid="ignore"):

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from estatebot.api.errors import SheetError
@@ -30,11 +31,12 @@ from estatebot.listings.sheet.assemble import (
     gather_extensions,
     type_sources,
 )
-from estatebot.listings.sheet.cells import Column
+from estatebot.listings.sheet.cells import Column, IntArray
 from estatebot.listings.sheet.derive import derive
 from estatebot.listings.sheet.headers import HeaderMatch, match_headers, unmatched_mapping_keys
-from estatebot.listings.sheet.inputs import Options
+from estatebot.listings.sheet.inputs import Inputs, Options
 from estatebot.listings.sheet.issues import Issues
+from estatebot.listings.sheet.notes import Note
 from estatebot.listings.sheet.result import Sheet
 from estatebot.listings.sheet.sources import SOURCES
 from estatebot.listings.sheet.table import drop_blank_rows, read_table
@@ -63,6 +65,7 @@ def read_sheet(
     lot_unit: str | None = None,
     key: str = "MLSNumber",
     statuses: Mapping[str, str] | None = None,
+    encoding: str | None = None,
 ) -> Sheet:
     """Read an MLS export into listings: the valid rows, and every problem by row and column.
 
@@ -84,6 +87,14 @@ def read_sheet(
     duplicates are rejected ("MLSNumber", "Url" or "ID"). ``statuses`` maps raw statuses to a
     standard one where an MLS uses its own codes (``{"C": "Closed"}``).
 
+    A csv (or tsv, txt) file is read as UTF-8 (a byte-order mark may say UTF-8, UTF-16 or
+    UTF-32) unless ``encoding`` names another (``"cp1252"``); its delimiter (``,`` ``;`` tab or
+    ``|``) is detected. A cell holding a byte its encoding cannot decode rejects its row, naming
+    the byte; a file whose non-ASCII bytes are mostly not UTF-8 is refused, suggesting
+    ``encoding=``. In an xlsx file only the columns the header row names are read (values
+    further right are reported, not read); a formula with no saved value, a cell hidden by a
+    merged range and a formula error (``#REF!``) reject their row, naming the cell.
+
     A required field with no column and no default rejects nothing here: a plan keeps the
     listing's own value, and only a row that would be created needs the field (a sheet-level
     warning names the missing column). A blank cell in a required field's column rejects its
@@ -91,7 +102,9 @@ def read_sheet(
 
     Raises :class:`SheetError` when the sheet cannot be read as listings at all: areas with no
     unit anywhere, two headers for one field, an unknown field in ``mapping`` or ``defaults``,
-    or a unitless lot column without ``lot_unit``.
+    or a unitless lot column without ``lot_unit``; and when the file cannot be read (empty,
+    truncated, an ``.xls`` or ``.ods`` file, text in another encoding, a runaway quoted cell),
+    naming the file and what to do.
     """
     key_column = _key_column(key)
     try:
@@ -102,18 +115,20 @@ def read_sheet(
     typed_defaults = _typed_defaults(defaults or {}, status_table)
     typed_overrides = _typed_defaults(overrides or {}, status_table, what="overrides")
 
-    name, table = read_table(source, sheet_name)
+    name, table = read_table(source, sheet_name, encoding)
     issues = Issues()
-    for row, column, value, message in table.notes:
-        issues.add(
-            [-1],
-            column=column,
-            field=None,
-            values=value,
-            message=message,
-            severity="warning",
-            row=row if row > 0 else None,
-        )
+    cell_notes = [note for note in table.notes if note.position is not None]
+    for note in table.notes:
+        if note.position is None:
+            issues.add(
+                [-1],
+                column=note.column,
+                field=None,
+                values=note.value,
+                message=note.message,
+                severity=note.severity,
+                row=note.row,
+            )
 
     matches = match_headers(table.headers, mapping, extensions=extensions)
     for missing in unmatched_mapping_keys(table.headers, mapping or {}):
@@ -147,6 +162,7 @@ def read_sheet(
     _check_lot_unit(by_source, lot_factor)
 
     inputs = type_sources(len(rows), by_source, issues)
+    _report_cells(cell_notes, rows, matches, issues, inputs)
     options = Options(typed_defaults, status_table, decimal_baths, lot_factor, typed_overrides)
     fields = derive(inputs, options, issues)
     fields.values["ExtensionColumn"], fields.extension_cleared = gather_extensions(
@@ -202,6 +218,42 @@ def _typed_defaults(
 
 
 # --------------------------------------------------------------------------- sources
+
+
+def _report_cells(
+    notes: Sequence[Note],
+    rows: IntArray,
+    matches: Sequence[HeaderMatch],
+    issues: Issues,
+    inputs: Inputs,
+) -> None:
+    """The file readers' notes on data cells, as issues under the cell's header and field.
+
+    An error rejects its row (and stands in for the "required but empty" its blank cell would
+    bring). A note on a row read as blank (all its cells formulas with no saved value) keeps its
+    row number, so that row is counted as rejected rather than skipped.
+    """
+    by_position = {match.position: match for match in matches}
+    for note in notes:
+        assert note.position is not None
+        match = by_position.get(note.position)
+        if match is None or match.how == "ignored":
+            continue  # nothing from this column is read
+        at = int(np.searchsorted(rows, note.row)) if note.row is not None else len(rows)
+        found = at < len(rows) and rows[at] == note.row
+        issues.add(
+            [at] if found else [-1],
+            column=match.header,
+            field=match.field,
+            values=note.value,
+            message=note.message,
+            severity=note.severity,
+            row=None if found else note.row,
+        )
+        if found and note.severity == "error":
+            mask = np.zeros(len(rows), dtype=bool)
+            mask[at] = True
+            inputs.mark_bad(match.field, mask)
 
 
 def _missing_required(

@@ -1,16 +1,14 @@
 """A file or frame → a table of raw cells with its header row: xlsx (through
-:mod:`.xlsx`), csv, or a DataFrame; a disclaimer above the header skipped, blank rows dropped.
+:mod:`.xlsx`), delimited text (through :mod:`.textfile`), parquet or a DataFrame; a disclaimer
+under the header skipped, blank rows dropped, and what the readers noticed kept as notes.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
-import zipfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,17 @@ import pandas as pd
 
 from estatebot.api.errors import SheetError
 from estatebot.listings.sheet.cells import Column, IntArray, ObjectArray, value_text
+from estatebot.listings.sheet.files import WORKBOOK_ERRORS, failure, kind_of
+from estatebot.listings.sheet.notes import Note
+from estatebot.listings.sheet.textfile import (
+    check_encoding,
+    decode,
+    has_bad_bytes,
+    replaced,
+    shown,
+    sniff_delimiter,
+)
+from estatebot.listings.sheet.textfile import records as text_records
 from estatebot.listings.sheet.xlsx import CellGrid, read_xlsx_cells
 
 #: A disclaimer row (portal exports) has one long text in its first cell and nothing else.
@@ -30,36 +39,46 @@ _DISCLAIMER_MIN_LENGTH = 30
 
 @dataclass
 class _Table:
-    """A sheet's header and raw cell columns, with reader notes (row, column, value, text)."""
+    """A sheet's header and raw cell columns, with what the reader noticed (:class:`Note`)."""
 
     headers: list[str]
     columns: list[ObjectArray]
     rows: IntArray
-    notes: list[tuple[int, str | None, str | None, str]]
+    notes: list[Note]
 
 
 def read_table(
-    source: str | os.PathLike[str] | pd.DataFrame, sheet_name: str | int | None
+    source: str | os.PathLike[str] | pd.DataFrame,
+    sheet_name: str | int | None,
+    encoding: str | None = None,
 ) -> tuple[str, _Table]:
+    """The raw table of a file or frame, and the name to report it under.
+
+    ``encoding`` applies to delimited text files (see :mod:`.textfile`). A file no reader can
+    take is a :class:`SheetError` naming it and saying what to do (see :mod:`.files`).
+    """
     if isinstance(source, pd.DataFrame):
         return "<DataFrame>", _table_from_frame(source)
+    if encoding is not None:
+        check_encoding(encoding)
     path = Path(source)
-    if not path.exists():
-        raise SheetError(f"no such file: {path}")
-    suffix = path.suffix.lower()
-    if suffix == ".xls":
-        raise SheetError("old .xls workbooks cannot be read: save the file as .xlsx or .csv")
-    if suffix == ".parquet":
+    kind = kind_of(path)
+    if kind == "parquet":
         try:
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:
             raise SheetError(f"{path.name} cannot be read as parquet: {error}") from None
         return path.name, _table_from_frame(frame)
-    if suffix in (".xlsx", ".xlsm") or (
-        suffix not in (".csv", ".tsv", ".txt") and zipfile.is_zipfile(path)
-    ):
-        return path.name, _table_from_grid(read_xlsx_cells(path, sheet_name))
-    return path.name, _table_from_csv(path, "\t" if suffix == ".tsv" else ",")
+    if kind == "xlsx":
+        try:
+            cells = read_xlsx_cells(path, sheet_name)
+        except SheetError:
+            raise
+        except WORKBOOK_ERRORS as error:
+            raise failure(path, error) from None
+        return path.name, _table_from_grid(cells)
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else None
+    return path.name, _table_from_text(path, delimiter, encoding)
 
 
 def _table_from_grid(cells: CellGrid) -> _Table:
@@ -71,22 +90,28 @@ def _table_from_grid(cells: CellGrid) -> _Table:
         [value_text(v) if v is not None else "" for v in header_cells],
         [data[:, j] for j in range(data.shape[1])],
         cells.rows[1:],
+        cells.notes,
     )
 
 
-def _table_from_csv(path: Path, delimiter: str) -> _Table:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        # Exports saved by older desktop tools are often Windows-1252.
-        text = raw.decode("cp1252", errors="replace")
-    records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+def _table_from_text(path: Path, delimiter: str | None, encoding: str | None) -> _Table:
+    """A delimited text file: decoded (:func:`.textfile.decode`), its delimiter detected, and
+    each cell holding an undecodable byte noted as an error of its row."""
+    decoded = decode(path.read_bytes(), path.name, encoding)
+    text = decoded.text
+    if not text.strip():
+        raise SheetError(f"{path.name} holds no text (only blank lines): export the sheet again")
+    records = text_records(text, delimiter or sniff_delimiter(text), path.name)
     first = next((i for i, r in enumerate(records) if any(c.strip() for c in r)), None)
     if first is None:
         return _Table([], [], np.empty(0, np.int64), [])
     header = [c.strip() for c in records[first]]
     body = records[first + 1 :]
+    rows = np.arange(first + 2, first + 2 + len(body), dtype=np.int64)
+    notes: list[Note] = []
+    if decoded.bad_bytes:
+        header = _checked_header(header, path.name, first + 1)
+        notes = _bad_cells(header, body, rows, decoded.encoding)
     width = max([len(header), *(len(r) for r in body)]) if body else len(header)
     columns = []
     for j in range(width):
@@ -94,8 +119,50 @@ def _table_from_csv(path: Path, delimiter: str) -> _Table:
         column[:] = [r[j] if j < len(r) else None for r in body]
         columns.append(column)
     header += [""] * (width - len(header))
-    rows = np.arange(first + 2, first + 2 + len(body), dtype=np.int64)
-    return _split_header(header, columns, rows)
+    return _split_header(header, columns, rows, notes)
+
+
+def _checked_header(header: list[str], name: str, line: int) -> list[str]:
+    for j, cell in enumerate(header):
+        if has_bad_bytes(cell):
+            raise SheetError(
+                f"{name}: header {j + 1} on line {line} holds a byte that is not text in the "
+                "file's encoding: fix the header, or pass the encoding the file was saved in "
+                "(encoding=...)",
+                column=f"column {j + 1}",
+                value=shown(cell),
+            )
+    return header
+
+
+def _bad_cells(
+    header: list[str], body: list[list[str]], rows: IntArray, encoding: str
+) -> list[Note]:
+    """An error for each cell holding an undecodable byte, which is then made U+FFFD.
+
+    The row is rejected rather than its cell flagged: the true character cannot be known, and a
+    text with a replacement character (or without the cell) is not what the file says. The
+    header column (not a position) is kept: :func:`_split_header` maps it to the header's
+    position once blank headers are gone.
+    """
+    notes: list[Note] = []
+    for i, record in enumerate(body):
+        for j, cell in enumerate(record):
+            if not has_bad_bytes(cell):
+                continue
+            notes.append(
+                Note(
+                    f"holds a byte that is not valid {encoding} (shown as \\xNN): the "
+                    "character is unknown; fix the cell, or pass the encoding the file was "
+                    "saved in (encoding=...)",
+                    row=int(rows[i]),
+                    position=j,
+                    value=shown(cell),
+                    severity="error",
+                )
+            )
+            record[j] = replaced(cell)
+    return notes
 
 
 def _table_from_frame(frame: pd.DataFrame) -> _Table:
@@ -133,27 +200,42 @@ def _cell_of(value: Any) -> Any:
     return value
 
 
-def _split_header(headers: list[str], columns: list[ObjectArray], rows: IntArray) -> _Table:
-    """Drop columns without a header (noting any values they held) and trim the headers."""
-    notes: list[tuple[int, str | None, str | None, str]] = []
-    keep_headers, keep_columns = [], []
+def _split_header(
+    headers: list[str],
+    columns: list[ObjectArray],
+    rows: IntArray,
+    notes: list[Note] | None = None,
+) -> _Table:
+    """Drop columns without a header (noting any values they held) and trim the headers.
+
+    ``notes`` about data cells give their column's index in ``headers``; they come back with
+    the index among the kept headers (a note in a dropped column is dropped with it).
+    """
+    kept_notes: list[Note] = []
+    keep_headers: list[str] = []
+    keep_columns: list[ObjectArray] = []
+    index: dict[int, int] = {}
     for j, (header, column) in enumerate(zip(headers, columns, strict=True)):
         header = " ".join(header.split())
         if header:
+            index[j] = len(keep_headers)
             keep_headers.append(header)
             keep_columns.append(column)
             continue
         filled = [i for i, v in enumerate(column) if v is not None and str(v).strip()]
         if filled:
-            notes.append(
-                (
-                    -1,
-                    f"column {j + 1}",
-                    None,
+            kept_notes.append(
+                Note(
                     f"has {len(filled)} value(s) under a blank header: ignored",
+                    column=f"column {j + 1}",
                 )
             )
-    table = _Table(keep_headers, keep_columns, rows, notes)
+    for note in notes or []:
+        if note.position is None:
+            kept_notes.append(note)
+        elif note.position in index:
+            kept_notes.append(replace(note, position=index[note.position]))
+    table = _Table(keep_headers, keep_columns, rows, kept_notes)
     return _skip_disclaimer(table)
 
 
@@ -172,15 +254,16 @@ def _skip_disclaimer(table: _Table) -> _Table:
     if not is_disclaimer:
         return table
     assert isinstance(first, str)
-    note = (
-        int(table.rows[0]),
-        table.headers[0],
-        first.strip()[:80],
+    row = int(table.rows[0])
+    note = Note(
         "is a disclaimer line, not a listing: skipped",
+        row=row,
+        column=table.headers[0],
+        value=first.strip()[:80],
     )
-    return _Table(
-        table.headers, [c[1:] for c in table.columns], table.rows[1:], [*table.notes, note]
-    )
+    # A disclaimer merged across the row says nothing about listings: its notes go with it.
+    notes = [n for n in table.notes if n.row != row or n.position is None]
+    return _Table(table.headers, [c[1:] for c in table.columns], table.rows[1:], [*notes, note])
 
 
 def drop_blank_rows(rows: IntArray, columns: list[Column]) -> tuple[IntArray, list[Column]]:

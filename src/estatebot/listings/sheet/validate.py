@@ -4,6 +4,7 @@ required fields present; every bad cell becomes a row issue.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Mapping
 from datetime import date
 from typing import Any
@@ -125,6 +126,22 @@ def validate(
             message=message,
         )
 
+    for name in FLOAT_COLUMNS:
+        # Cells are refused as infinite when read; this catches a value computed from finite
+        # ones (a price over a vanishing area, a huge lot converted from acres).
+        if name not in values:
+            continue
+        array = floats(values[name], n)
+        infinite = np.isinf(array) & published
+        if infinite.any():
+            issues.add(
+                infinite,
+                column=where(name),
+                field=name,
+                values=None,
+                message="comes out infinite from the values it is computed from",
+            )
+            values[name] = values[name].mask(pd.Series(infinite), pd.NA)
     for name in NON_NEGATIVE:
         out_of_range(name, 0, None, "must not be negative")
     out_of_range("Latitude", -90, 90, "is not a latitude (-90 to 90)")
@@ -182,11 +199,13 @@ def typed_default(name: str, value: Any) -> Any:
         if found is None:
             raise ValueError(f"is not a known {name}")
         return found
-    if name in INT_COLUMNS:
+    if name in INT_COLUMNS or name in FLOAT_COLUMNS:
         number = float(value)
+        if not math.isfinite(number):
+            raise ValueError("is not a finite number")
+        if name in FLOAT_COLUMNS:
+            return number
         if not number.is_integer():
             raise ValueError("is not a whole number")
         return int(number)
-    if name in FLOAT_COLUMNS:
-        return float(value)
     return str(value)
