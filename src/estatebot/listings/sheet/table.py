@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from estatebot._cells import from_csv_text
 from estatebot.api.errors import SheetError
 from estatebot.listings.sheet.cells import Column, IntArray, ObjectArray, value_text
 from estatebot.listings.sheet.xlsx import CellGrid, read_xlsx_cells
@@ -91,7 +92,10 @@ def _table_from_csv(path: Path, delimiter: str) -> _Table:
     columns = []
     for j in range(width):
         column = np.empty(len(body), dtype=object)
-        column[:] = [r[j] if j < len(r) else None for r in body]
+        # A leading quote the csv writers put before formula-like text is taken off again.
+        column[:] = [
+            (from_csv_text(r[j]) if r[j][:1] == "'" else r[j]) if j < len(r) else None for r in body
+        ]
         columns.append(column)
     header += [""] * (width - len(header))
     rows = np.arange(first + 2, first + 2 + len(body), dtype=np.int64)
