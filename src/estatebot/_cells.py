@@ -51,6 +51,7 @@ from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 __all__ = [
+    "CSV_QUOTED",
     "FORMULA_STARTS",
     "XLSX_MAX_CHARS",
     "CellChange",
@@ -70,6 +71,8 @@ XLSX_MAX_CHARS: Final = 32_767
 #: First characters that make a spreadsheet read a cell as a formula (OWASP's list).
 FORMULA_STARTS: Final = frozenset("=+-@\t\r")
 _QUOTE: Final = "'"
+#: First characters csv_text puts a quote before: a formula's, and the quote itself.
+CSV_QUOTED: Final = frozenset(FORMULA_STARTS | {_QUOTE})
 
 # What XML 1.0 cannot carry: the C0 controls but tab, LF and CR, lone surrogates, U+FFFE/FFFF.
 # (openpyxl's own ILLEGAL_CHARACTERS_RE misses the last two, which make a file Excel refuses.)
@@ -125,7 +128,7 @@ def starts_formula(text: str) -> bool:
 def csv_text(text: str) -> str:
     """``text`` for a csv cell: a quote in front when it would read as a formula, or when it
     starts with a quote already (so :func:`from_csv_text` is its exact inverse)."""
-    if text and (text[0] in FORMULA_STARTS or text[0] == _QUOTE):
+    if text[:1] in CSV_QUOTED:
         return _QUOTE + text
     return text
 
@@ -135,7 +138,7 @@ def from_csv_text(text: str) -> str:
 
     A quote followed by anything else is the cell's own text and stays.
     """
-    if len(text) > 1 and text[0] == _QUOTE and (text[1] in FORMULA_STARTS or text[1] == _QUOTE):
+    if text[:1] == _QUOTE and text[1:2] in CSV_QUOTED:
         return text[1:]
     return text
 
@@ -289,20 +292,26 @@ class SheetWriter:
             self.changes.append(CellChange(self.row, self._column(index), message))
         return text
 
-    def cell(self, value: Any, index: int) -> Cell:
-        """A cell of the current row holding ``value`` (column ``index`` from 0)."""
+    def value(self, value: Any, index: int) -> Any:
+        """What goes in column ``index`` (from 0) of the current row: a plain value openpyxl
+        writes as it is, or a cell marked as text where openpyxl would write a formula."""
         value = plain_value(value)
         if isinstance(value, float) and math.isinf(value):
-            value = "inf" if value > 0 else "-inf"
+            return "inf" if value > 0 else "-inf"
         if not isinstance(value, str):
-            return WriteOnlyCell(self.sheet, value)
+            return value
         text = self.text(value, index)
-        cell = WriteOnlyCell(self.sheet, None)
-        cell.value = text  # openpyxl makes "=..." a formula here: the type is set back below
-        cell.data_type = "s"
-        if starts_formula(text):
-            cell.quotePrefix = True  # Excel's own mark of text typed with a leading quote
+        if not starts_formula(text):
+            return text
+        cell = WriteOnlyCell(self.sheet, text)  # openpyxl makes "=..." a formula here:
+        cell.data_type = "s"  # it is text,
+        cell.quotePrefix = True  # with Excel's own mark of text typed after a quote
         return cell
+
+    def cell(self, value: Any, index: int) -> Cell:
+        """A cell of the current row holding ``value`` (column ``index`` from 0), to style."""
+        written = self.value(value, index)
+        return written if isinstance(written, Cell) else WriteOnlyCell(self.sheet, written)
 
     def append(
         self,
@@ -316,22 +325,27 @@ class SheetWriter:
         index) attach a note to cells, which ``comment_fill`` colours."""
         self.row += 1
         try:
-            cells = [self.cell(value, index) for index, value in enumerate(values)]
+            # Plain values where no style is wanted: openpyxl writes them through one reused
+            # cell, much faster than a cell object each.
+            make = self.value if fill is None else self.cell
+            row: list[Any] = [make(value, index) for index, value in enumerate(values)]
         except CellTooLong:
             # Nothing more goes in; an open write-only sheet would complain when collected.
             self.sheet.close()
             raise
         if fill is not None:
-            for cell in cells:
+            for cell in row:
                 cell.fill = fill
         for index, note in (comments or {}).items():
+            if not isinstance(row[index], Cell):
+                row[index] = WriteOnlyCell(self.sheet, row[index])
             text = without_unwritable(note)
             if excel_length(text) > XLSX_MAX_CHARS:
                 text = cut_text(text)
-            cells[index].comment = Comment(text, "estatebot")
+            row[index].comment = Comment(text, "estatebot")
             if comment_fill is not None:
-                cells[index].fill = comment_fill
-        self.sheet.append(cells)
+                row[index].fill = comment_fill
+        self.sheet.append(row)
 
 
 def warn_changes(changes: Sequence[CellChange], where: str, *, stacklevel: int = 3) -> None:

@@ -29,6 +29,7 @@ import pandas as pd
 from openpyxl import Workbook
 
 from estatebot._cells import (
+    CSV_QUOTED,
     XLSX_MAX_CHARS,
     CellChange,
     CellTooLong,
@@ -102,9 +103,12 @@ def csv_cells(frame: pd.DataFrame) -> pd.DataFrame:
         series = out[column]
         if not (pd.api.types.is_string_dtype(series) or series.dtype == object):
             continue  # numbers stay numbers: -5 is the number -5, not a formula
-        # NA and numbers in a text column are left as they are.
-        values = [csv_text(v) if isinstance(v, str) and v else v for v in series.tolist()]
-        out[column] = pd.Series(values, index=out.index, dtype=series.dtype)
+        values = series.tolist()
+        # Only text is quoted; NA, and numbers in a column of mixed values, are left alone.
+        marked = [isinstance(v, str) and v[:1] in CSV_QUOTED for v in values]
+        if any(marked):
+            quoted = [csv_text(v) if m else v for v, m in zip(values, marked, strict=True)]
+            out[column] = pd.Series(quoted, index=out.index, dtype=series.dtype)
     return out
 
 
