@@ -1,4 +1,5 @@
-"""Hostile text and numbers in the files estatebot writes: plans, reports, chat results, backups.
+"""Hostile text and numbers in the files estatebot writes: plans, reports, chat results, backups
+and sheets read.
 
 Every writer keeps text a spreadsheet would run as a formula as text, removes (and names) the
 characters a cell cannot hold, cuts (and names) text longer than a cell holds, and writes what a
@@ -25,6 +26,7 @@ from estatebot._cells import XLSX_MAX_CHARS, CellWarning
 from estatebot.api.errors import PlanError
 from estatebot.chat.harness.results import ChatTestResults
 from estatebot.listings import schema
+from estatebot.listings.sheet.read import read_sheet
 from estatebot.listings.sync.backup import read_backup, read_backup_raw, write_backup
 from estatebot.listings.sync.items import Change, PlannedOp
 from estatebot.listings.sync.plan import SyncPlan, plan_sync
@@ -295,3 +297,23 @@ def test_a_backup_holds_an_infinite_number_and_reads_it_back(tmp_path: Path, suf
     assert back["SalePrice"].tolist() == [float("inf"), 450000.0]
     assert back["Longitude"].tolist() == [-97.7431, -97.7431]
     assert read_backup_raw(path) == [{"SalePrice": "Infinity", "MLSNumber": "M1"}, None]
+
+
+# --------------------------------------------------------------------------- the sheet read
+
+
+def test_a_sheet_written_to_excel_keeps_formula_text_as_text_and_names_removed_characters(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {**listing(1), "Description": "=SUM(A1) and a\x0bb"},
+        {**listing(2), "Description": "-5% off", "City": "@Austin"},
+    ]
+    sheet = read_sheet(pd.DataFrame(rows))
+    with pytest.warns(CellWarning, match=r"row 2, Description: removed 1 character .*U\+000B"):
+        path = sheet.to_excel(tmp_path / "sheet.xlsx")
+    listings = load_workbook(path)["Listings"]
+    cells = column_cells(listings, "Description") + column_cells(listings, "City")
+    assert [c.value for c in cells] == ["=SUM(A1) and ab", "-5% off", "Austin", "@Austin"]
+    assert [c.quotePrefix for c in cells] == [True, True, False, True]
+    assert all(c.data_type == "s" for c in cells)

@@ -22,6 +22,7 @@ Listing text is untrusted, and goes through the rules of :mod:`estatebot._cells`
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from estatebot._cells import (
     CellTooLong,
     Characters,
     SheetWriter,
+    TooLong,
     csv_text,
     frame_rows,
     warn_changes,
@@ -72,27 +74,30 @@ def flatten_for_cells(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write_xlsx(
-    frame: pd.DataFrame,
+def write_workbook(
     path: Path,
+    sheets: Mapping[str, pd.DataFrame],
     *,
-    sheet_name: str = "Listings",
     characters: Characters = "remove",
+    too_long: TooLong = "error",
 ) -> list[CellChange]:
-    """Write ``frame`` (cells already flat) as one sheet of an xlsx workbook; returns what
-    was changed to fit.
+    """Write each frame (cells already flat) as a sheet of one xlsx workbook, header in row 1;
+    returns the cells changed to fit (see :class:`~estatebot._cells.SheetWriter`).
 
-    ``characters`` is ``"remove"`` (an export) or ``"escape"`` (a backup, read back exactly).
-    Text longer than a cell holds raises :class:`~estatebot._cells.CellTooLong` before anything
-    is saved (the workbook is written to ``path`` only at the end).
+    ``characters`` is ``"remove"`` (an export) or ``"escape"`` (a backup, read back exactly);
+    ``too_long`` is ``"error"`` (:class:`~estatebot._cells.CellTooLong` is raised before
+    anything is saved: the workbook is written to ``path`` only at the end) or ``"cut"``.
     """
     book = Workbook(write_only=True)
-    header = [str(column) for column in frame.columns]
-    writer = SheetWriter(book, sheet_name, header, characters=characters, too_long="error")
-    for values in frame_rows(frame):
-        writer.append(values)
+    changes: list[CellChange] = []
+    for title, frame in sheets.items():
+        header = [str(column) for column in frame.columns]
+        writer = SheetWriter(book, title, header, characters=characters, too_long=too_long)
+        for values in frame_rows(frame):
+            writer.append(values)
+        changes += writer.changes
     book.save(path)
-    return writer.changes
+    return changes
 
 
 def csv_cells(frame: pd.DataFrame) -> pd.DataFrame:
@@ -139,7 +144,7 @@ def write_frame(frame: pd.DataFrame, path: str | Path, *, sheet_name: str = "Lis
         changes: list[CellChange] = []
     else:
         try:
-            changes = write_xlsx(cells, target, sheet_name=sheet_name)
+            changes = write_workbook(target, {sheet_name: cells})
         except CellTooLong as error:
             raise ExportError(
                 f"cannot write {target.name}: a text of {error.length:,} characters is longer "

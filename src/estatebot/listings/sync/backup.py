@@ -43,7 +43,7 @@ from openpyxl import load_workbook
 from estatebot._cells import XLSX_MAX_CHARS, CellTooLong, unescape_xlsx_text
 from estatebot.api.errors import PlanError
 from estatebot.listings import schema
-from estatebot.listings.export import flatten_for_cells, write_xlsx
+from estatebot.listings.export import flatten_for_cells, write_workbook
 from estatebot.listings.sync.clean import NONE, clean_extension, clean_images
 
 FORMAT = "estatebot-backup"
@@ -166,7 +166,7 @@ def write_backup(
         cells = conformed.assign(raw=pd.Series(texts, index=conformed.index, dtype="string"))
         try:
             # Escaped, not cleaned: a restore must get every character back.
-            write_xlsx(flatten_for_cells(cells), temporary, characters="escape")
+            write_workbook(temporary, {"Listings": flatten_for_cells(cells)}, characters="escape")
         except CellTooLong as error:
             key = _key_at(conformed, error.row - 2)
             raise PlanError(
