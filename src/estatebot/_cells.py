@@ -59,11 +59,17 @@ __all__ = [
     "CellWarning",
     "SheetWriter",
     "csv_text",
+    "cut_text",
     "escape_xlsx_text",
+    "excel_length",
     "frame_rows",
     "from_csv_text",
+    "plain_value",
+    "starts_formula",
     "unescape_xlsx_text",
+    "unwritable",
     "warn_changes",
+    "without_unwritable",
 ]
 
 #: The most characters (UTF-16 units, as Excel counts) an xlsx cell holds.
@@ -75,7 +81,7 @@ _QUOTE: Final = "'"
 CSV_QUOTED: Final = frozenset(FORMULA_STARTS | {_QUOTE})
 
 # What XML 1.0 cannot carry: the C0 controls but tab, LF and CR, lone surrogates, U+FFFE/FFFF.
-# (openpyxl's own ILLEGAL_CHARACTERS_RE misses the last two, which make a file Excel refuses.)
+# (openpyxl's own ILLEGAL_CHARACTERS_RE misses the last two, which XML forbids as well.)
 _UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # The xlsx escape, and text that merely looks like one (escaped too, so unescaping is exact).
 _ESCAPED = re.compile("_x([0-9A-Fa-f]{4})_")
@@ -274,15 +280,14 @@ class SheetWriter:
 
     def text(self, text: str, index: int) -> str:
         """``text`` as it can be written in column ``index`` of the current row."""
-        if self.characters == "escape":
-            text = escape_xlsx_text(text)
-        else:
+        if self.characters == "remove":
             bad = unwritable(text)
             if bad:
                 text = without_unwritable(text)
                 noun = "character" if len(bad) == 1 else "characters"
                 message = f"removed {len(bad)} {noun} a cell cannot hold ({_names(bad)})"
                 self.changes.append(CellChange(self.row, self._column(index), message))
+        # The limit is on the text a cell shows, so escapes (one character each) are not counted.
         length = excel_length(text)
         if length > XLSX_MAX_CHARS:
             if self.too_long == "error":
@@ -290,7 +295,7 @@ class SheetWriter:
             text = cut_text(text)
             message = f"cut to {XLSX_MAX_CHARS:,} of its {length:,} characters"
             self.changes.append(CellChange(self.row, self._column(index), message))
-        return text
+        return escape_xlsx_text(text) if self.characters == "escape" else text
 
     def value(self, value: Any, index: int) -> Any:
         """What goes in column ``index`` (from 0) of the current row: a plain value openpyxl
