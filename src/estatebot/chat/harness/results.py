@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from openpyxl.styles import Font, PatternFill
-from openpyxl.utils import get_column_letter
+from openpyxl import Workbook
+from openpyxl.styles import PatternFill
 
+from estatebot._cells import SheetWriter, frame_rows, warn_changes
 from estatebot._summary import Summary
 from estatebot.api.models import Answer
 from estatebot.chat.harness.cases import EXPECTATIONS, ChatCase
@@ -196,30 +197,28 @@ class ChatTestResults:
     def to_excel(self, path: str | PathLike[str]) -> Path:
         """Write a ``results`` sheet (failed rows highlighted) and a ``summary`` sheet.
 
-        Returns the path written.
+        Questions and answers are untrusted text, written by the rules of
+        :mod:`estatebot._cells`: never a formula, and read back exactly by :meth:`from_excel`,
+        except that characters a cell cannot hold are removed and an answer longer than a cell
+        holds (32,767 characters) is cut, marked as cut; each cell so changed is named in a
+        ``CellWarning``. Returns the path written.
         """
         figures = self.summary().counts
-        summary = pd.DataFrame({"metric": list(figures), "value": list(figures.values())})
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        with pd.ExcelWriter(target, engine="openpyxl") as writer:
-            self._frame.to_excel(writer, sheet_name=_RESULTS_SHEET, index=False)
-            summary.to_excel(writer, sheet_name=_SUMMARY_SHEET, index=False)
-            sheet = writer.sheets[_RESULTS_SHEET]
-            sheet.freeze_panes = "A2"
-            width = len(self._frame.columns)
-            for position, passed in enumerate(self._frame["passed"], start=2):
-                if not passed:
-                    for cell in sheet[position][:width]:
-                        cell.fill = _FAILED_FILL
-            for cell in sheet[1]:
-                cell.font = Font(bold=True)
-            for letter, column in zip(_letters(width), self._frame.columns, strict=True):
-                # Wide enough for the header, and room for answers without filling the screen.
-                sheet.column_dimensions[letter].width = (
-                    60 if column in _WIDE else max(len(column) + 2, 10)
-                )
-            writer.sheets[_SUMMARY_SHEET].column_dimensions["A"].width = 18
+        book = Workbook(write_only=True)
+        columns = [str(c) for c in self._frame.columns]
+        # Wide enough for the header, and room for answers without filling the screen.
+        widths = {c: 60.0 if c in _WIDE else float(max(len(c) + 2, 10)) for c in columns}
+        results = SheetWriter(book, _RESULTS_SHEET, columns, widths=widths)
+        rows = frame_rows(self._frame)
+        for values, passed in zip(rows, self._frame["passed"].tolist(), strict=True):
+            results.append(values, fill=None if passed is True else _FAILED_FILL)
+        summary = SheetWriter(book, _SUMMARY_SHEET, ["metric", "value"], widths={"metric": 18})
+        for name, value in figures.items():
+            summary.append([name, value])
+        book.save(target)
+        warn_changes([*results.changes, *summary.changes], target.name)
         return target
 
     def __len__(self) -> int:
@@ -272,10 +271,6 @@ def _shown(key: str, value: float | int | None) -> str:
 
 _WIDE = frozenset({"question", "answer", "error", "why"})
 _HTML_ROWS = 50
-
-
-def _letters(count: int) -> list[str]:
-    return [get_column_letter(i) for i in range(1, count + 1)]
 
 
 def _parse_text_frame(raw: pd.DataFrame) -> pd.DataFrame:

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from estatebot._cells import warn_changes
 from estatebot._summary import Summary
-from estatebot.listings.export import flatten_for_cells
+from estatebot.listings.export import flatten_for_cells, write_workbook
 
 ISSUE_COLUMNS = ("row", "column", "field", "value", "message", "severity")
 
@@ -101,12 +102,15 @@ class Sheet:
         """
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        with pd.ExcelWriter(target, engine="openpyxl") as writer:
-            flatten_for_cells(self.frame).to_excel(writer, sheet_name="Listings")
-            self.issues.to_excel(writer, sheet_name="Issues", index=False)
-            self.mapping.to_excel(writer, sheet_name="Mapping", index=False)
-            for sheet in writer.sheets.values():
-                sheet.freeze_panes = "A2"
+        # Sheet text is untrusted: written by the cell rules (formula-like text stays text,
+        # characters a cell refuses removed, over-long text cut), changed cells named.
+        sheets = {
+            "Listings": flatten_for_cells(self.frame).reset_index(),
+            "Issues": self.issues,
+            "Mapping": self.mapping,
+        }
+        changes = write_workbook(target, sheets, too_long="cut")
+        warn_changes(changes, target.name)
         return target
 
     def summary(self, limit: int = 10) -> Summary:

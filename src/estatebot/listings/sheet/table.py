@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from estatebot._cells import from_csv_text
 from estatebot.api.errors import SheetError
 from estatebot.listings.sheet.cells import Column, IntArray, ObjectArray, value_text
 from estatebot.listings.sheet.files import WORKBOOK_ERRORS, failure, kind_of
@@ -116,7 +117,10 @@ def _table_from_text(path: Path, delimiter: str | None, encoding: str | None) ->
     columns = []
     for j in range(width):
         column = np.empty(len(body), dtype=object)
-        column[:] = [r[j] if j < len(r) else None for r in body]
+        # A leading quote the csv writers put before formula-like text is taken off again.
+        column[:] = [
+            (from_csv_text(r[j]) if r[j][:1] == "'" else r[j]) if j < len(r) else None for r in body
+        ]
         columns.append(column)
     header += [""] * (width - len(header))
     return _split_header(header, columns, rows, notes)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
@@ -135,9 +136,21 @@ class PlanArtifact:
 
         Every operation carries the digest of its own content, and ``digest`` seals the whole:
         :meth:`from_json` refuses a plan changed since, naming the first altered operation.
+        A number JSON cannot hold (an infinite price) raises PlanError naming where it is.
         """
         content = self._content()
-        return {**content, "digest": _digest(content)}
+        try:
+            digest = _digest(content)
+        except ValueError:
+            found = _non_finite(content)
+            if found is None:
+                raise
+            where, number = found
+            raise PlanError(
+                f"cannot save the plan: {where} holds {number}, a number JSON cannot hold",
+                value=number,
+            ) from None
+        return {**content, "digest": digest}
 
     def _content(self) -> dict[str, Any]:
         return {
@@ -166,7 +179,11 @@ class PlanArtifact:
         }
 
     def save(self, path: str | PathLike[str]) -> Path:
-        """Write the plan as JSON (format version, fingerprint, options, every op)."""
+        """Write the plan as JSON (format version, fingerprint, options, every op).
+
+        Raises PlanError, writing nothing, when the plan holds a number JSON cannot (an
+        infinite price): it names the operation, its row, the field and the value.
+        """
         target = Path(path)
         text = json.dumps(self.to_json(), ensure_ascii=False, indent=1, allow_nan=False)
         target.write_text(text, encoding="utf-8")
@@ -212,7 +229,47 @@ class PlanArtifact:
     @classmethod
     def load(cls, path: str | PathLike[str]) -> Self:
         """Read a plan written by :meth:`save`."""
-        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+        text = Path(path).read_text(encoding="utf-8")
+        return cls.from_json(json.loads(text, parse_constant=_refuse_constant))
+
+
+def _refuse_constant(name: str) -> Any:
+    # Python's json reads NaN and Infinity, which JSON has not and save never writes.
+    raise PlanError(f"not a saved sync plan: it holds {name}, which JSON has not", value=name)
+
+
+def _non_finite(value: Any) -> tuple[str, float] | None:
+    """The first infinite or NaN number in ``value`` (a JSON-like tree), with where it is."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "", value
+    items: list[tuple[str, Any]] = []
+    if isinstance(value, Mapping):
+        items = [(str(key), item) for key, item in value.items()]
+    elif isinstance(value, list | tuple):
+        items = [(str(position), item) for position, item in enumerate(value)]
+    for where, item in items:
+        found = _non_finite(item)
+        if found is not None:
+            inner, number = found
+            return (f"{where}.{inner}" if inner else where), number
+    return None
+
+
+def _check_finite(op: PlannedOp) -> None:
+    """Raise PlanError naming the operation and the field when it holds a number JSON cannot."""
+    fields: list[tuple[str, Any]] = [*(op.body or {}).items(), *(op.before or {}).items()]
+    fields += [(c.field, [c.before, c.after]) for c in op.changes]
+    for name, value in fields:
+        found = _non_finite(value)
+        if found is not None:
+            raise PlanError(
+                f"cannot save the plan: the {op.action} of {op.key_type} {op.key} holds "
+                f"{name} = {found[1]}, a number JSON cannot hold; a price, area or coordinate "
+                "must be a finite number: correct it in the sheet and plan again",
+                row=op.row,
+                column=name,
+                value=found[1],
+            )
 
 
 def _digest(content: Any) -> str:
@@ -252,7 +309,12 @@ def _check_seal(data: Mapping[str, Any]) -> None:
 
 def _op_json(op: PlannedOp) -> dict[str, Any]:
     item = _op_content(op)
-    return {**item, "digest": _digest(item)}
+    try:
+        digest = _digest(item)
+    except ValueError:
+        _check_finite(op)  # names the field when a number is what JSON refused
+        raise
+    return {**item, "digest": digest}
 
 
 def _op_content(op: PlannedOp) -> dict[str, Any]:

@@ -5,9 +5,18 @@ service just before an apply. Two formats, chosen by the file's suffix:
 
 * ``.json``: ``{"format": "estatebot-backup", "version": 1, "serial": ..., "created": ...,
   "listings": [{column: value, ..., "raw": {...}}, ...]}``, values JSON-safe (None for missing);
-* ``.xlsx``: the rows written by :func:`~estatebot.listings.export.write_frame` (``Images`` and
-  ``ExtensionColumn`` as JSON text) and a ``raw`` column, readable by people and by
+* ``.xlsx``: the rows as :func:`~estatebot.listings.export.write_frame` writes them (``Images``
+  and ``ExtensionColumn`` as JSON text) and a ``raw`` column, readable by people and by
   :func:`read_backup`.
+
+Either reads back exactly what was written. Listing text is untrusted, and an xlsx backup keeps it
+whole and harmless (:mod:`estatebot._cells`): text a spreadsheet would run as a formula
+(``=SUM(A1)``) is a string cell marked as text, its value unchanged; characters a cell cannot hold
+(``\\x0b``) are escaped as the xlsx format does (``_x000B_``, which Excel shows as the character)
+and unescaped by :func:`read_backup`. A text longer than an xlsx cell holds (32,767
+characters) is a :class:`PlanError` naming the row, the column and the length, and nothing is
+written (a ``.json`` backup keeps it whole). An infinite number, which neither format has, is
+written as text (``Infinity`` in JSON, ``inf`` in xlsx) and read back as the number.
 
 Beside each typed row, ``raw`` keeps the List record exactly as the service returned it, so a
 value the typed row cannot hold (``ParkingSpots`` 1.5 where the frame keeps whole numbers) is
@@ -29,10 +38,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from openpyxl import load_workbook
 
+from estatebot._cells import XLSX_MAX_CHARS, CellTooLong, unescape_xlsx_text
 from estatebot.api.errors import PlanError
 from estatebot.listings import schema
-from estatebot.listings.export import write_frame
+from estatebot.listings.export import flatten_for_cells, write_workbook
 from estatebot.listings.sync.clean import NONE, clean_extension, clean_images
 
 FORMAT = "estatebot-backup"
@@ -88,9 +99,26 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         for column in schema.COLUMNS
     }
     return [
-        {column: _json_value(column, columns[column][i]) for column in schema.COLUMNS}
+        {column: json_safe(_json_value(column, columns[column][i])) for column in schema.COLUMNS}
         for i in range(len(conformed))
     ]
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every infinite number as the text ``"Infinity"`` / ``"-Infinity"``.
+
+    JSON has no such number; the text is what JavaScript and Python call it, and the backup's
+    reader reads it back as the number (the typed columns go through ``pd.to_numeric``).
+    """
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    return value
 
 
 def write_backup(
@@ -119,7 +147,7 @@ def write_backup(
             "serial": serial,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "listings": [
-                {**record, "raw": dict(source) if source is not None else None}
+                {**record, "raw": json_safe(dict(source)) if source is not None else None}
                 for record, source in zip(frame_records(frame), raws, strict=True)
             ],
         }
@@ -130,14 +158,40 @@ def write_backup(
             handle.flush()
             os.fsync(handle.fileno())
     else:
-        texts = [json.dumps(dict(r), ensure_ascii=False) if r is not None else None for r in raws]
+        texts = [
+            json.dumps(json_safe(dict(r)), ensure_ascii=False) if r is not None else None
+            for r in raws
+        ]
         conformed = schema.conform(frame)
         cells = conformed.assign(raw=pd.Series(texts, index=conformed.index, dtype="string"))
-        write_frame(cells, temporary)
+        try:
+            # Escaped, not cleaned: a restore must get every character back.
+            write_workbook(temporary, {"Listings": flatten_for_cells(cells)}, characters="escape")
+        except CellTooLong as error:
+            key = _key_at(conformed, error.row - 2)
+            raise PlanError(
+                f"cannot back up to {target.name}: listing {key} has a text of "
+                f"{error.length:,} characters, longer than an xlsx cell holds "
+                f"({XLSX_MAX_CHARS:,}); "
+                "use a .json backup, which keeps it whole",
+                row=error.row,
+                column=error.column,
+            ) from None
         with temporary.open("rb") as handle:
             os.fsync(handle.fileno())
     os.replace(temporary, target)
     return target
+
+
+def _key_at(frame: pd.DataFrame, position: int) -> str:
+    """The MLS number (else the Url) of the listing at ``position``, for a message."""
+    if not 0 <= position < len(frame):
+        return "(header)"
+    for column in ("MLSNumber", "Url"):
+        value = frame[column].iat[position]
+        if not _missing(value):
+            return f"{column} {value}"
+    return f"#{position + 1}"
 
 
 def read_backup(path: str | Path) -> pd.DataFrame:
@@ -153,7 +207,7 @@ def read_backup(path: str | Path) -> pd.DataFrame:
         rows = document.get("listings") or []
         frame = pd.DataFrame(rows, columns=list(schema.COLUMNS))
         return schema.conform(_typed(frame))
-    cells = pd.read_excel(source, dtype=object)
+    cells = _xlsx_cells(source)
     missing = [c for c in ("MLSNumber", "Url") if c not in cells.columns]
     if len(missing) == 2:
         raise PlanError(
@@ -172,7 +226,7 @@ def read_backup_raw(path: str | Path) -> list[dict[str, Any] | None]:
         document = json.loads(source.read_text(encoding="utf-8"))
         rows = document.get("listings") or [] if isinstance(document, dict) else []
         return [row.get("raw") if isinstance(row.get("raw"), dict) else None for row in rows]
-    cells = pd.read_excel(source, dtype=object)
+    cells = _xlsx_cells(source)
     if "raw" not in cells.columns:
         return [None] * len(cells)
     out: list[dict[str, Any] | None] = []
@@ -180,6 +234,30 @@ def read_backup_raw(path: str | Path) -> list[dict[str, Any] | None]:
         value = _json_or_text(text)
         out.append(value if isinstance(value, dict) else None)
     return out
+
+
+def _xlsx_cells(source: Path) -> pd.DataFrame:
+    """The first sheet of an xlsx backup as written: every cell's value as openpyxl reads it,
+    text unescaped, empty cells None.
+
+    Read with openpyxl rather than pandas, whose reader takes texts such as ``"NA"``, ``"None"``
+    or ``"nan"`` for missing values: a backup gives back every text it holds.
+    """
+    book = load_workbook(source, read_only=True, data_only=True)
+    try:
+        sheet = book.worksheets[0]
+        rows = [
+            [unescape_xlsx_text(v) if isinstance(v, str) else v for v in row]
+            for row in sheet.iter_rows(values_only=True)
+        ]
+    finally:
+        book.close()
+    if not rows:
+        return pd.DataFrame()
+    header = [str(name) if name is not None else "" for name in rows[0]]
+    width = len(header)
+    body = [[*row[:width], *([None] * (width - len(row)))] for row in rows[1:]]
+    return pd.DataFrame(body, columns=header, dtype=object)
 
 
 def _from_cells(cells: pd.DataFrame) -> pd.DataFrame:

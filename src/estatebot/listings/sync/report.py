@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from estatebot._cells import SheetWriter, frame_rows, warn_changes
 from estatebot._summary import Summary
 
 #: Outcomes of an operation.
@@ -133,21 +134,26 @@ class ApplyReport:
         return self.frame.copy()
 
     def to_excel(self, path: str | PathLike[str]) -> Path:
-        """Write the report to an .xlsx workbook, failed rows highlighted; returns the path."""
+        """Write the report to an .xlsx workbook, failed rows highlighted; returns the path.
+
+        Keys and messages come from sheets and the service, so they go in by the rules of
+        :mod:`estatebot._cells`: never a formula; characters a cell cannot hold removed and text
+        longer than a cell holds cut, each cell so changed named in a ``CellWarning``.
+        """
+        from openpyxl import Workbook
         from openpyxl.styles import PatternFill
 
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         fill = PatternFill(start_color=_FAILED_FILL, end_color=_FAILED_FILL, fill_type="solid")
         failed = (self.frame["outcome"] == FAILED).fillna(False).tolist()
-        with pd.ExcelWriter(target, engine="openpyxl") as writer:
-            self.frame.to_excel(writer, sheet_name="Report", index=False)
-            sheet = writer.sheets["Report"]
-            sheet.freeze_panes = "A2"
-            for position, is_failed in enumerate(failed):
-                if is_failed:
-                    for cell in sheet[position + 2]:  # row 1 is the header
-                        cell.fill = fill
+        book = Workbook(write_only=True)
+        writer = SheetWriter(book, "Report", REPORT_COLUMNS)
+        rows = frame_rows(self.frame[list(REPORT_COLUMNS)])
+        for values, is_failed in zip(rows, failed, strict=True):
+            writer.append(values, fill=fill if is_failed else None)
+        book.save(target)
+        warn_changes(writer.changes, target.name)
         return target
 
     def _where(self) -> list[str]:

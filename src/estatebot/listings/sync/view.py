@@ -4,8 +4,9 @@ They read a plan through :class:`ShownPlan`, what a view needs of one, so the pl
 (:mod:`~estatebot.listings.sync.artifact`) uses its views and the views never import it.
 
 Listing text comes from spreadsheets and the service, so it is untrusted: the HTML view escapes
-every value, and the workbook writes text as text (a description starting with ``=`` is never a
-formula) with the characters Excel refuses removed.
+every value, and the workbook writes it by the rules of :mod:`estatebot._cells` (a description
+starting with ``=`` is text, never a formula; characters a cell refuses are removed and long text
+cut, and the cells so changed are named in a warning).
 """
 
 from __future__ import annotations
@@ -19,12 +20,9 @@ from typing import Any, Protocol
 
 import pandas as pd
 from openpyxl import Workbook
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-from openpyxl.comments import Comment
-from openpyxl.styles import Font, PatternFill
-from openpyxl.utils import get_column_letter
-from openpyxl.worksheet.worksheet import Worksheet
+from openpyxl.styles import PatternFill
 
+from estatebot._cells import SheetWriter, plain_value, warn_changes
 from estatebot.listings import schema
 from estatebot.listings.sync.clean import clean_extension
 from estatebot.listings.sync.items import HeldBack, InvalidRow, ListingRef, PlannedOp
@@ -282,26 +280,41 @@ def render_html(plan: ShownPlan) -> str:
 # --------------------------------------------------------------------------- Excel
 
 
-def _cell_value(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    text = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
-    return ILLEGAL_CHARACTERS_RE.sub("", text)
+def _comment_value(value: Any) -> str:
+    shown = plain_value(value)
+    return "(empty)" if shown is None else str(shown)
 
 
-def _write(sheet: Worksheet, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """Write a table: bold, frozen header; text always stored as text, never as a formula."""
-    sheet.append(list(header))
-    for cell in sheet[1]:
-        cell.font = Font(bold=True)
-    sheet.freeze_panes = "A2"
-    for values in rows:
-        sheet.append([_cell_value(v) for v in values])
-        for cell in sheet[sheet.max_row]:
-            if isinstance(cell.value, str):
-                cell.data_type = "s"  # an untrusted "=..." stays text
-    for index, name in enumerate(header, start=1):
-        sheet.column_dimensions[get_column_letter(index)].width = max(10, min(40, len(name) + 4))
+class _Book:
+    """The plan's workbook: sheets written a row at a time (write-only, so the time grows with
+    the cells, however many), and every cell changed to fit remembered for one warning."""
+
+    def __init__(self) -> None:
+        self.book = Workbook(write_only=True)
+        self.writers: list[SheetWriter] = []
+
+    def sheet(
+        self,
+        title: str,
+        header: Sequence[str],
+        rows: Iterable[Sequence[Any]] = (),
+        *,
+        widths: dict[str, float] | None = None,
+    ) -> SheetWriter:
+        """A new sheet with a bold, frozen header, and ``rows`` written to it."""
+        sized = {name: float(max(10, min(40, len(name) + 4))) for name in header}
+        writer = SheetWriter(self.book, title, header, widths={**sized, **(widths or {})})
+        for values in rows:
+            writer.append(values)
+        self.writers.append(writer)
+        return writer
+
+    def save(self, target: Path) -> Path:
+        self.book.save(target)
+        # Pointed at the caller of PlanArtifact.to_excel, through view.to_excel and this.
+        changes = [c for w in self.writers for c in w.changes]
+        warn_changes(changes, target.name, stacklevel=5)
+        return target
 
 
 def to_excel(plan: ShownPlan, path: str | PathLike[str]) -> Path:
@@ -309,12 +322,11 @@ def to_excel(plan: ShownPlan, path: str | PathLike[str]) -> Path:
 
     The Update sheet shows each listing's values after the update; changed cells are filled
     yellow and carry the previous value as a comment. Kept and skipped creates get their own
-    sheets when there are any.
+    sheets when there are any. Text goes in by the rules of :mod:`estatebot._cells`: never a
+    formula; characters a cell cannot hold removed, and text longer than a cell holds cut (the
+    saved plan keeps every value whole), each cell so changed named in one ``CellWarning``.
     """
-    book = Workbook()
-    summary = book.active
-    assert summary is not None  # a new workbook always has one sheet
-    summary.title = "Summary"
+    book = _Book()
     counts = plan.counts()
     lines: list[Sequence[Any]] = [(name, count) for name, count in counts.items()]
     lines += [
@@ -325,65 +337,47 @@ def to_excel(plan: ShownPlan, path: str | PathLike[str]) -> Path:
     ]
     lines += [("refused", text) for text in plan.refusals]
     lines += [("note", text) for text in plan.notes]
-    _write(summary, ["item", "value"], lines)
-    summary.column_dimensions["B"].width = 80
-
-    create = book.create_sheet("Create")
-    _write(
-        create,
+    book.sheet("Summary", ["item", "value"], lines, widths={"value": 80})
+    book.sheet(
+        "Create",
         ["key", "row", *_FIELDS],
         ([op.key, op.row, *values_after(op).values()] for op in plan.creates),
     )
-
-    update = book.create_sheet("Update")
     header = ["key", "row", "ID", "changed", *_FIELDS]
-    _write(
-        update,
-        header,
-        (
+    update = book.sheet("Update", header)
+    column_of = {name: index for index, name in enumerate(header)}
+    for op in plan.updates:
+        update.append(
             [op.key, op.row, op.id, ", ".join(c.field for c in op.changes),
-             *values_after(op).values()]
-            for op in plan.updates
-        ),
-    )  # fmt: skip
-    column_of = {name: index for index, name in enumerate(header, start=1)}
-    for offset, op in enumerate(plan.updates):
-        for change in op.changes:
-            cell = update.cell(row=offset + 2, column=column_of[change.field])
-            cell.fill = _FILL
-            cell.comment = Comment(f"before: {_cell_value(change.before)}", "plan")
-
-    delete = book.create_sheet("Delete")
-    _write(
-        delete,
+             *values_after(op).values()],
+            comments={
+                column_of[c.field]: f"before: {_comment_value(c.before)}" for c in op.changes
+            },
+            comment_fill=_FILL,
+        )  # fmt: skip
+    book.sheet(
+        "Delete",
         ["key", "ID", "row", "reason", *_FIELDS],
         ([op.key, op.id, op.row, op.reason, *values_after(op).values()] for op in plan.deletes),
     )
-    invalid = book.create_sheet("Invalid")
-    _write(
-        invalid,
+    book.sheet(
+        "Invalid",
         ["row", "key", "ID", "reasons"],
         ([r.row, r.key, r.id, "; ".join(r.reasons)] for r in plan.invalid),
     )
     if plan.held_back:
-        held = book.create_sheet("Held back")
-        _write(
-            held,
+        book.sheet(
+            "Held back",
             ["row", "key", "ID", "field", "column", "value", "why"],
             ([h.row, h.key, h.id, h.field, h.column, h.value, h.message] for h in plan.held_back),
         )
-    unchanged = book.create_sheet("Unchanged")
-    _write(unchanged, ["key", "row", "ID"], ([r.key, r.row, r.id] for r in plan.unchanged))
+    book.sheet("Unchanged", ["key", "row", "ID"], ([r.key, r.row, r.id] for r in plan.unchanged))
     if plan.kept:
-        kept = book.create_sheet("Kept")
-        _write(kept, ["key", "ID"], ([r.key, r.id] for r in plan.kept))
+        book.sheet("Kept", ["key", "ID"], ([r.key, r.id] for r in plan.kept))
     if plan.skipped_create:
-        skipped = book.create_sheet("Skipped create")
-        _write(
-            skipped,
+        book.sheet(
+            "Skipped create",
             ["key", "row", *_FIELDS],
             ([op.key, op.row, *values_after(op).values()] for op in plan.skipped_create),
         )
-    target = Path(path)
-    book.save(target)
-    return target
+    return book.save(Path(path))
