@@ -14,6 +14,7 @@ a chat panel and test harness for Jupyter, and a local emulator of the service::
 import typing as _typing
 
 from estatebot import listings
+from estatebot._cells import CellWarning
 from estatebot.api.client import AsyncClient, Client
 from estatebot.api.errors import (
     APIConnectionError,
@@ -44,6 +45,7 @@ from estatebot.api.models import (
 from estatebot.api.paging import PullWarning
 from estatebot.chat.panel import ChatPanel
 from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
+from estatebot.listings.export import ExportError
 from estatebot.listings.remote.normalize import NormalizeWarning, normalize_records
 from estatebot.listings.remote.pull import apull_listings, pull_listings
 from estatebot.listings.sheet.read import Sheet, read_sheet
@@ -82,6 +84,7 @@ __all__ = [
     "ApplyReport",
     "AsyncClient",
     "AuthenticationError",
+    "CellWarning",
     "ChatPanel",
     "ChatTestResults",
     "ChatbotSettings",
@@ -89,6 +92,7 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "EstatebotError",
+    "ExportError",
     "InvalidRequestError",
     "KeyType",
     "ListingInput",
