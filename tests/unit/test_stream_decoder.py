@@ -48,12 +48,19 @@ def concatenated(objs: Iterable[Any]) -> str:
     return "".join(_j(o) for o in objs)
 
 
+def json_array(objs: Iterable[Any], sep: str = ",") -> str:
+    """One JSON array of the objects, as ASP.NET Core writes an IAsyncEnumerable."""
+    return "[" + sep.join(_j(o) for o in objs) + "]"
+
+
 FRAMINGS: dict[str, Callable[[Iterable[Any]], str]] = {
     "sse": sse,
     "sse-crlf": lambda objs: sse(objs, "\r\n"),
     "sse-cr": lambda objs: sse(objs, "\r"),
     "ndjson": ndjson,
     "concatenated": concatenated,
+    "json-array": json_array,
+    "json-array-lines": lambda objs: "\n" + json_array(objs, ",\n  ") + "\n",
 }
 CONTENT = [{"content": t} for t in FRAGMENTS]
 FAILURE = {"Success": False, "Code": 503, "Message": "模型 busy", "Data": None}
@@ -186,6 +193,9 @@ def test_assembler_prefers_final_answer_and_shows_only_text() -> None:
         (b'{"content": "\xff"}', "feed"),  # a byte that never starts a UTF-8 character
         (b'{"content": "\xc3', "flush"),  # body ends inside a two-byte character
         (b'{"QuestionID": "eleven"}', "feed"),  # final object with a wrong type
+        (b'[{"content": "a"}] {"content": "b"}', "feed"),  # an object after the array closed
+        (b'{"content": "a"}, {"content": "b"}', "feed"),  # commas outside an array
+        (b'[{"content": "a"}, [1]]', "feed"),  # an array item that is not an object
     ],
 )
 def test_malformed_raises_stream_decode_error(body: bytes, where: str) -> None:

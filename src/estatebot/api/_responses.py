@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
@@ -181,6 +182,29 @@ def redirect_error(
         f"which could carry the keys to another host: {fix}"
     )
     return errors.APIError(message, operation=operation.name, status_code=status)
+
+
+@dataclass(frozen=True)
+class StreamBody:
+    """The whole body of a reply to ``stream: true`` that is labelled JSON but is no envelope:
+    the stream's objects as one JSON array (as ASP.NET Core writes an ``IAsyncEnumerable``) or
+    one per line. The chat stream decodes it as it would a live one."""
+
+    content: bytes
+
+
+def parse_stream_reply(
+    operation: Operation,
+    status: int,
+    headers: Mapping[str, str],
+    content: bytes,
+    url: str | None = None,
+) -> Any:
+    """As :func:`parse_response`, for a reply to ``stream: true`` read whole: a 2xx body that is
+    not an envelope is the stream itself (:class:`StreamBody`)."""
+    if 200 <= status < 300 and _envelope(content) is None:
+        return StreamBody(content)
+    return parse_response(operation, status, headers, content, url)
 
 
 def parse_response(

@@ -33,7 +33,7 @@ from estatebot.api._base import (
     TimeoutArg,
     validate,
 )
-from estatebot.api._responses import api_error
+from estatebot.api._responses import StreamBody, api_error
 from estatebot.api.models import (
     Answer,
     AskRequest,
@@ -95,7 +95,10 @@ class _StreamState:
         return texts
 
     def whole(self, data: Any) -> list[str]:
-        """A plain JSON answer (a service that ignored ``stream: true``) as one fragment."""
+        """A plain JSON answer (a service that ignored ``stream: true``) as one fragment, or a
+        stream's objects sent as one JSON body (:class:`StreamBody`)."""
+        if isinstance(data, StreamBody):
+            return [*self.feed(data.content), *self.end()]
         try:
             answer = Answer.model_validate(data)
         except ValidationError as exc:

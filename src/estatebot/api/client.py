@@ -23,7 +23,13 @@ from estatebot.api._base import Call, Operation, Reply
 from estatebot.api._body import BodyDecodeError, BodyReader, ReplyTooLarge
 from estatebot.api._config import DEFAULT_DEADLINE, DEFAULT_MAX_REPLY_BYTES, ClientConfig
 from estatebot.api._deadline import Deadline, DeadlinePassed
-from estatebot.api._responses import attempt_error, is_live_stream, parse_data, parse_response
+from estatebot.api._responses import (
+    attempt_error,
+    is_live_stream,
+    parse_data,
+    parse_response,
+    parse_stream_reply,
+)
 from estatebot.api._retry import RetryPolicy, log_attempt
 from estatebot.api.chat import AsyncChat, Chat
 from estatebot.api.chatbots import AsyncChatbots, Chatbots
@@ -201,9 +207,8 @@ class Client(_ClientBase[httpx.Client]):
         if body is None:
             return response, None
         url = str(request.url)
-        return response, parse_response(
-            operation, response.status_code, response.headers, body, url
-        )
+        parse = parse_stream_reply if stream else parse_response
+        return response, parse(operation, response.status_code, response.headers, body, url)
 
     def _read(self, response: httpx.Response, deadline: Deadline) -> bytes:
         """The whole decoded body, within the size cap and the deadline; closes the response."""
@@ -321,9 +326,8 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
         if body is None:
             return response, None
         url = str(request.url)
-        return response, parse_response(
-            operation, response.status_code, response.headers, body, url
-        )
+        parse = parse_stream_reply if stream else parse_response
+        return response, parse(operation, response.status_code, response.headers, body, url)
 
     async def _read(self, response: httpx.Response, deadline: Deadline) -> bytes:
         """The whole decoded body, within the size cap and the deadline; closes the response."""

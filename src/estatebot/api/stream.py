@@ -128,6 +128,10 @@ class _ObjectSplitter:
 
     def __init__(self) -> None:
         self._parts: list[str] = []  # the text of the object begun and not yet closed
+        # The objects may come as the items of one JSON array (ASP.NET Core writes an
+        # IAsyncEnumerable so): None until the first character tells, then open, then closed.
+        self._array: Literal["open", "closed"] | None = None
+        self._started = False
         self._depth = 0
         self._in_string = False
         self._escaped = False  # a backslash in a string ended the last chunk
@@ -147,8 +151,18 @@ class _ObjectSplitter:
                 pos = match.end() if match else pos
                 if pos == len(text):
                     return objects
-                if text[pos] != "{":  # every item is an object, so this can never become valid
+                char = text[pos]
+                if char == "[" and not self._started:
+                    self._array, self._started, pos = "open", True, pos + 1
+                    continue
+                if self._array == "open" and char in ",]":
+                    self._array = "closed" if char == "]" else "open"
+                    pos += 1
+                    continue
+                if char != "{" or self._array == "closed":
+                    # Every item is an object, so this can never become valid.
                     raise StreamDecodeError(f"expected a JSON object, got {_short(text[pos:])}")
+                self._started = True
                 start, pos, self._depth = pos, pos + 1, 1
             end = self._close(text, pos)
             if end is None:
@@ -231,7 +245,7 @@ class StreamDecoder:
             start = self._head.lstrip(" \t\r\n")
             if not start:
                 return []
-            self._framing = "json" if start.startswith("{") else "sse"
+            self._framing = "json" if start[0] in "{[" else "sse"
             text, self._head = self._head, ""
         if self._framing == "json":
             return self._json_objects(text)
