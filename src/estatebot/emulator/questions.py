@@ -68,9 +68,12 @@ _MULTIPLIERS = {
 
 
 def _amount(tag: str) -> str:
+    # An amount starts where a run of digits starts, and a 1,234,567 grouping not after a
+    # "digit,": otherwise a failed range attempt is retried from every group of a long
+    # 1,234,234,... chain, each retry scanning the rest of it (quadratic).
     return (
         rf"(?P<cur{tag}>[$€£¥])?\s?(?<!\d)"
-        rf"(?P<num{tag}>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d++(?:\.\d+)?)\s?"
+        rf"(?P<num{tag}>(?<!\d,)\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d++(?:\.\d+)?)\s?"
         rf"(?P<mult{tag}>k|mm|m|million|mil|thousand|grand)?(?!\w)"
     )
 
