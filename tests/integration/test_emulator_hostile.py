@@ -73,6 +73,12 @@ def with_raw_value(body: dict[str, Any], field: str, raw_value: bytes) -> bytes:
     return text.replace(json.dumps(marker).encode(), raw_value)
 
 
+def short_id(value: object) -> str:
+    """A test ID for a parameter: huge values are shortened."""
+    text = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else str(value)
+    return text if len(text) <= 30 else f"{text[:12]}...({len(text)} chars)"
+
+
 def valid_bodies(server: EmulatorServer) -> dict[str, dict[str, Any]]:
     """A valid body for each operation that takes one."""
     sid = session(server)
@@ -164,6 +170,7 @@ def test_nesting_the_parser_reads_is_still_limited_and_its_path_named(
         str(2**63),  # beyond SQLite's INTEGER
         str(2**200),
     ],
+    ids=short_id,
 )
 def test_a_newoaks_key_that_can_name_no_listing_matches_nothing(
     emulator: EmulatorServer, key: str
@@ -214,6 +221,7 @@ def test_a_delete_of_a_hundred_thousand_keys_deletes_the_ones_that_exist(
         ("RealEstateUpdate", "SalePrice", 10**30),
         ("RealEstateDelete", "KeyType", 2**64),
     ],
+    ids=short_id,
 )
 def test_whole_numbers_beyond_64_bits_are_refused_naming_the_field(
     emulator: EmulatorServer, operation: str, field: str, value: int
@@ -239,6 +247,7 @@ def test_whole_numbers_beyond_64_bits_are_refused_naming_the_field(
         ("HOAMonth", b"NaN"),
         ("DepositFee", b"-Infinity"),
     ],
+    ids=short_id,
 )
 def test_non_finite_numbers_are_refused_and_the_chatbot_keeps_answering(
     emulator: EmulatorServer, field: str, raw_value: bytes
@@ -461,7 +470,7 @@ ROWS: list[tuple[str, str, bytes]] = [
 ]
 
 
-@pytest.mark.parametrize(("operation", "field", "raw_value"), ROWS)
+@pytest.mark.parametrize(("operation", "field", "raw_value"), ROWS, ids=short_id)
 def test_a_hostile_value_is_a_400_naming_its_field(
     emulator: EmulatorServer, operation: str, field: str, raw_value: bytes
 ) -> None:
@@ -489,6 +498,7 @@ def test_a_hostile_value_is_a_400_naming_its_field(
         (b"{} x", "not valid JSON: Extra data"),
         (b"[" * 100_000, "must not nest arrays or objects more than 32 levels deep"),
     ],
+    ids=short_id,
 )
 def test_a_body_that_is_no_object_is_a_400_naming_the_body(
     emulator: EmulatorServer, raw: bytes, problem: str

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import typing
+from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, TypeVar
@@ -80,7 +81,7 @@ def _flat_types(annotation: Any) -> set[Any]:
 MAX_LISTED_PROBLEMS = 20
 
 
-def _describe_problems(model: type[BaseModel], problems: list[Problem]) -> str:
+def _describe_problems(model: type[BaseModel], problems: list[Problem], unlisted: int = 0) -> str:
     # Every field's first problem, then further ones (a list's items) while there is room: a
     # list of a hundred thousand bad items must not make a message of megabytes.
     firsts: dict[str, Problem] = {}
@@ -96,7 +97,7 @@ def _describe_problems(model: type[BaseModel], problems: list[Problem]) -> str:
             # Strict int | float unions report their first member; a fraction is fine here.
             message = "Input should be a valid number"
         parts.append(f"{field}: {message}" + ("" if value is None else f" (got {quoted(value)})"))
-    more = len(problems) - len(listed)
+    more = len(problems) - len(listed) + unlisted
     if more:
         parts.append(f"and {more} more problem{'s' if more > 1 else ''}")
     return "Invalid request: " + "; ".join(parts)
@@ -142,13 +143,52 @@ def parse_body(
     bad = {_top(field) for field, _, _ in problems}
     clean = {name: value for name, value in bound.items() if name not in bad}
     result: M | None = None
+    unlisted = 0
     try:
         result = model.model_validate_json(json.dumps(clean), strict=True)
     except ValidationError as error:
-        problems.extend(p for p in field_problems(error) if _top(p[0]) not in bad)
+        found, unlisted = _validation_problems(model, clean, error)
+        problems.extend(p for p in found if _top(p[0]) not in bad)
     if extra_checks is not None:
         known = {_top(field) for field, _, _ in problems}
         problems.extend(p for p in extra_checks(clean) if _top(p[0]) not in known)
     if problems or result is None:
-        raise Failure(400, _describe_problems(model, problems))
+        raise Failure(400, _describe_problems(model, problems, unlisted))
     return result
+
+
+#: Beyond this many errors in one list field, its later items are left out of the problems.
+MANY_ERRORS = 100
+
+
+def _validation_problems(
+    model: type[BaseModel], fields: dict[str, Any], error: ValidationError
+) -> tuple[list[Problem], int]:
+    """The problems of a validation error, and how many errors were left out of them.
+
+    A list of a hundred thousand bad items makes as many errors, and turning them into problems
+    takes time that grows with their square: such a body is validated again with each list cut
+    after its first :data:`MANY_ERRORS` bad items, which gives the same first problems.
+    """
+    total = error.error_count()
+    if total <= MANY_ERRORS:
+        return field_problems(error), 0
+    seen: Counter[str] = Counter()
+    cut_after: dict[str, int] = {}
+    for item in error.errors(include_url=False, include_context=False, include_input=False):
+        loc = item["loc"]
+        if len(loc) > 1 and isinstance(loc[1], int):
+            seen[str(loc[0])] += 1
+            if seen[str(loc[0])] <= MANY_ERRORS:
+                cut_after[str(loc[0])] = loc[1]
+    cut = {
+        name: value[: cut_after[name] + 1]
+        if name in cut_after and isinstance(value, list)
+        else value
+        for name, value in fields.items()
+    }
+    try:
+        model.model_validate_json(json.dumps(cut), strict=True)
+    except ValidationError as fewer:
+        error = fewer
+    return field_problems(error), total - error.error_count()
