@@ -393,6 +393,42 @@ def test_a_large_body_is_parsed_off_the_event_loop(
         assert isinstance(ok(pending.result(timeout=30)), int)
 
 
+def test_the_rate_limit_holds_for_messages_answered_at_the_same_time(
+    emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One message a minute; two arrive together and are answered side by side in worker
+    # threads. Both pass the check before the work; only one may pass the one after it.
+    raw = json.dumps({"serialNumber": emulator.serial, "RateLimitCount": 1}).encode()
+    assert ok(post_raw(emulator, "Edit", raw)) == 1
+    both_answering = threading.Barrier(2, timeout=10)
+    real_answer = answers.answer
+
+    def answer_together(*args: Any, **kwargs: Any) -> answers.Reply:
+        both_answering.wait()
+        return real_answer(*args, **kwargs)
+
+    monkeypatch.setattr(answers, "answer", answer_together)
+    asked = json.dumps({"sessionID": session(emulator), "content": "homes in Austin"}).encode()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        replies = list(pool.map(lambda _: post_raw(emulator, "ClientAsk", asked), range(2)))
+    assert sorted(r.status_code for r in replies) == [200, 429]
+    assert (
+        emulator.store.questions_in_month(emulator.serial, month_of(emulator.emulator.clock())) == 1
+    )
+
+
+def test_a_hundred_thousand_bad_items_get_a_short_400_at_once(emulator: EmulatorServer) -> None:
+    before = snapshot(emulator)
+    delete = {"SerialNumber": emulator.serial, "Keys": list(range(100_000)), "KeyType": "URL"}
+    # Typically a fraction of a second; the timeout only bounds a failure.
+    response = post_raw(emulator, "RealEstateDelete", json.dumps(delete).encode(), timeout=20)
+    message = failure(response, 400)
+    assert message.startswith("Invalid request: Keys.0: Input should be a valid string (got 0)")
+    assert message.endswith("more problems")
+    assert len(message) < 2000
+    assert snapshot(emulator) == before
+
+
 # --------------------------------------------------------------------------- hostile values
 
 HUGE = b'"' + b"x" * 300_000 + b'"'
