@@ -5,8 +5,8 @@ read. Field names are bound case-insensitively (ASP.NET style: keys are mapped t
 wire names ignoring case, unknown keys are dropped); the bound values get the checks no model
 makes (nesting depth, finite numbers, 64-bit whole numbers, valid Unicode), then are validated
 in strict JSON mode with the models of :mod:`estatebot.api.models`. The message of the 400
-names every bad field, quotes values shortened (:mod:`.quoting`), and lists at most
-:data:`MAX_LISTED_PROBLEMS` problems beyond the first of each field.
+names every bad field and quotes values shortened (:mod:`.quoting`): it lists the first problem
+of each field, then further ones up to :data:`MAX_LISTED_PROBLEMS` in all, and counts the rest.
 """
 
 from __future__ import annotations
