@@ -14,6 +14,11 @@ with no criterion and no real-estate word, or criteria that match nothing, get a
 "I don't have listings matching that" text with ``no_answer`` true. Replies are in English
 whatever ``AIResponseLanguage`` says.
 
+Only the first :data:`MAX_READ_CHARS` characters of a message are read, as a model reads a
+bounded context; the reply to a longer message says so in a last line. Reading is linear in
+length anyway (see :mod:`.questions`): the bound keeps a huge message from holding the server
+for seconds, and a single pattern search from holding it for more than a few milliseconds.
+
 The chatbot's ``AnswerSuffix``, when set, is appended after a newline to every reply.
 
 Token count (:func:`count_tokens`): the number of word pieces — runs of word characters and
@@ -33,6 +38,7 @@ from .questions import Catalog, Criteria, Listings, matching, parse_question, pr
 # The engine's users import the question side from here too, wherever it is defined.
 __all__ = [
     "LISTING_FIELDS_USED",
+    "MAX_READ_CHARS",
     "MAX_SHOWN",
     "Catalog",
     "Criteria",
@@ -47,6 +53,9 @@ __all__ = [
 
 #: The most listings one reply describes.
 MAX_SHOWN = 5
+
+#: The most characters of a message the engine reads (the rest is counted, not read).
+MAX_READ_CHARS = 20_000
 
 #: The listing fields the engine reads (besides ``ID``).
 LISTING_FIELDS_USED: tuple[str, ...] = (
@@ -86,7 +95,8 @@ class Reply:
 
 def count_tokens(*texts: str | None) -> int:
     """The documented token estimate: word pieces (``\\w+|[^\\w\\s]``) in all the texts."""
-    return sum(len(_PIECE.findall(text)) for text in texts if text)
+    # Counted, not collected: a long question would otherwise become a list of a million words.
+    return sum(sum(1 for _ in _PIECE.finditer(text)) for text in texts if text)
 
 
 def fragments(text: str, words: int = 3) -> list[str]:
@@ -109,9 +119,10 @@ def answer(
     attachments: int = 0,
 ) -> Reply:
     """Answer one message from a chatbot's settings and listings (see the module docstring)."""
-    text, no_answer, matched, shown = _compose(
-        question, settings, Catalog.of(listings), attachments
-    )
+    read = question[:MAX_READ_CHARS]
+    text, no_answer, matched, shown = _compose(read, settings, Catalog.of(listings), attachments)
+    if len(read) < len(question):
+        text += f"\n(I read only the first {MAX_READ_CHARS:,} characters of your message.)"
     suffix = settings.get("AnswerSuffix")
     if suffix:
         text = f"{text}\n{suffix}"

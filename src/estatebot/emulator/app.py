@@ -9,9 +9,12 @@ with the decisions of ``spec/addendum.md``. Every request goes through the same 
    ModelList, GetSession and ClientAsk; ``chatrobot-sessionkey`` for RealEstateList; either one
    for RealEstateCreate, RealEstateUpdate and RealEstateDelete;
 4. ``Content-Type: application/json`` on POST bodies → 415 (the contract lists it as required);
-5. body → 400 (:mod:`.binding`): field names are bound case-insensitively (ASP.NET style: keys
-   are mapped to the model's wire names ignoring case, unknown keys are dropped), then validated
-   in strict JSON mode with the models of :mod:`estatebot.api.models`; the message names every
+5. body → 413 when larger than ``max_body_bytes`` (:mod:`.body_size`), → 400 (:mod:`.binding`)
+   when it cannot be read (:mod:`.json_body` names the member at fault) or is invalid: field
+   names are bound case-insensitively (ASP.NET style: keys are mapped to the model's wire
+   names ignoring case, unknown keys are dropped), values are checked for what no model rule
+   covers (nesting, infinity, 64-bit whole numbers, unpaired surrogates), then validated in
+   strict JSON mode with the models of :mod:`estatebot.api.models`; the message names every
    bad field;
 6. visibility → 404: a chatbot or session of another workspace is reported exactly like an
    unknown one;
@@ -39,6 +42,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from estatebot.api.models import API_VERSION
 
+from .body_size import DEFAULT_MAX_BODY_BYTES, check_limit
 from .envelope import Failure, envelope_response
 from .faults import Faults
 from .routes.base import Options
@@ -138,6 +142,7 @@ def create_app(
     *,
     max_page_size: int = 100,
     stream_delay_ms: float = 0.0,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     request_counts: Counter[str] | None = None,
 ) -> FastAPI:
     """The emulator app over ``store``; ``app.state.emulator`` is its :class:`Emulator`.
@@ -152,6 +157,7 @@ def create_app(
             framing=check_framing(framing),
             max_page_size=max_page_size,
             stream_delay_ms=stream_delay_ms,
+            max_body_bytes=check_limit(max_body_bytes),
         ),
         request_counts if request_counts is not None else Counter(),
     )

@@ -6,7 +6,8 @@ Thread-safety: the connection is opened with ``check_same_thread=False`` and eve
 holds one re-entrant lock for its whole duration. Two threads use a store: the server thread,
 whose async endpoints call it directly on the event loop (each call is short, so this never
 stalls the loop noticeably, and no ``await`` falls between a check and the write that depends on
-it), and the test or notebook thread, which seeds data through the server's helpers.
+it), and the test or notebook thread, which seeds data through the server's helpers. The
+worker threads that parse large bodies and work out answers never touch the store.
 
 IDs come from AUTOINCREMENT sequences, so a deleted ID is never reused; listing IDs start at
 10001, session IDs at 100001, message IDs at 500001.

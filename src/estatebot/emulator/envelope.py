@@ -51,8 +51,16 @@ def envelope(data: Any = None, code: int = 200, message: str = "") -> dict[str, 
 
 
 def json_bytes(obj: Any) -> bytes:
-    """``obj`` as JSON text in UTF-8 (non-ASCII characters written as they are)."""
-    return json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    """``obj`` as JSON text in UTF-8 (non-ASCII characters written as they are).
+
+    Text that UTF-8 cannot hold (an unpaired surrogate, say in a listing added through the
+    server's helpers) is written as a ``\\u`` escape instead of failing the whole reply.
+    """
+    text = json.dumps(obj, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj).encode("ascii")
 
 
 def _envelope_bytes(data: Any, code: int, message: str) -> bytes:

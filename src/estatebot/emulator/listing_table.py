@@ -10,6 +10,7 @@ stored as NULL and never conflicts. Every write empties the chatbot's cache
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -17,6 +18,15 @@ from typing import Any
 from pydantic_core import to_json
 
 from .listing_cache import ListingCache, fold_city
+from .quoting import quoted
+
+# A NewOaks key is a listing ID: ASCII digits only. str.isdigit() also takes "²" and "٣",
+# which int() refuses or reads as another number.
+_LISTING_ID = re.compile(r"[0-9]+")
+# The largest ID SQLite's INTEGER holds; a longer key cannot be a listing's.
+_MAX_ID = 2**63 - 1
+# Keys looked up per query (well under SQLite's limit on parameters).
+_LOOKUP_BATCH = 500
 
 
 class ListingConflict(Exception):
@@ -25,7 +35,7 @@ class ListingConflict(Exception):
     def __init__(self, field: str, value: str) -> None:
         self.field = field
         self.value = value
-        super().__init__(f"A listing with {field} {value!r} already exists on this chatbot")
+        super().__init__(f"A listing with {field} {quoted(value)} already exists on this chatbot")
 
 
 def _to_json(data: Mapping[str, Any]) -> str:
@@ -40,6 +50,19 @@ def _key_columns(data: Mapping[str, Any]) -> tuple[str | None, str | None, str |
         fold_city(data.get("City")),
         str(data["SaleType"]),
     )
+
+
+def _listing_id(key: str) -> int | None:
+    """The listing ID a NewOaks key names, or None when it can name none."""
+    digits = key.strip()
+    if not _LISTING_ID.fullmatch(digits):
+        return None
+    # Leading zeros stripped first: int() of a long run of digits is slow, and refused beyond
+    # 4300 digits, and no ID has more than 19.
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > len(str(_MAX_ID)) or int(digits) > _MAX_ID:
+        return None
+    return int(digits)
 
 
 class ListingTable(ListingCache):
@@ -85,19 +108,32 @@ class ListingTable(ListingCache):
 
     def find_listing_ids(self, serial: str, key_type: str, key: str) -> list[int]:
         """IDs of the listings a key addresses (KeyType NewOaks, MLSNumber or URL)."""
+        return self.find_many_listing_ids(serial, key_type, [key])
+
+    def find_many_listing_ids(self, serial: str, key_type: str, keys: Iterable[str]) -> list[int]:
+        """IDs (ascending, each once) of the listings any of these keys addresses.
+
+        Keys are looked up in batches, not one query each: a Delete may carry a hundred
+        thousand keys, and the lookups run on the server's event loop.
+        """
+        if key_type == "NewOaks":
+            column = "id"
+            wanted: set[Any] = {i for i in map(_listing_id, keys) if i is not None}
+        else:
+            column = "mls" if key_type == "MLSNumber" else "url"
+            wanted = set(keys)
+        values = list(wanted)
+        found: set[int] = set()
         with self._lock:
-            if key_type == "NewOaks":
-                if not key.strip().isdigit():
-                    return []
+            for start in range(0, len(values), _LOOKUP_BATCH):
+                batch = values[start : start + _LOOKUP_BATCH]
                 rows = self._db.execute(
-                    "SELECT id FROM listings WHERE serial = ? AND id = ?", (serial, int(key))
-                ).fetchall()
-            else:
-                column = "mls" if key_type == "MLSNumber" else "url"
-                rows = self._db.execute(
-                    f"SELECT id FROM listings WHERE serial = ? AND {column} = ?", (serial, key)
-                ).fetchall()
-        return [int(row[0]) for row in rows]
+                    f"SELECT id FROM listings WHERE serial = ? AND {column} IN "
+                    f"({','.join('?' * len(batch))})",
+                    [serial, *batch],
+                )
+                found.update(int(row[0]) for row in rows)
+        return sorted(found)
 
     def replace_listing(self, serial: str, listing_id: int, data: Mapping[str, Any]) -> int:
         """Replace a listing's fields with ``data``; returns 1, or 0 when it does not exist."""
@@ -120,7 +156,7 @@ class ListingTable(ListingCache):
 
     def delete_listings(self, serial: str, key_type: str, keys: Iterable[str]) -> int:
         """Delete the listings these keys address; unknown keys are ignored. Returns the count."""
-        ids = {i for key in keys for i in self.find_listing_ids(serial, key_type, key)}
+        ids = self.find_many_listing_ids(serial, key_type, keys)
         if not ids:
             return 0
         with self._transaction() as db:

@@ -17,11 +17,17 @@ What a question can ask (case-insensitive, several at once):
 * **MLS number** — any word equal to a listing's MLSNumber (then its status is not filtered).
 
 Sold listings are left out unless the question says "sold" (then only sold ones) or names an MLS
-number.
+number. A number too large to mean anything (beyond the largest float) is not a criterion.
+
+Parsing is linear in the question's length: every pattern is written so that a failed attempt
+cannot backtrack over a long run of digits or spaces (possessive quantifiers, and number
+patterns that start only where a run of digits starts), and the spans a step takes are blanked
+in one pass, not by copying the whole text once per match.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,12 +40,14 @@ _WORD_NUMBERS = {
 _WORD_NUMBER = re.compile(
     r"\b("
     + "|".join(_WORD_NUMBERS)
-    + r")\b(?=\s*(?:\+|or more|or less)?[\s-]*(?:bed|bath|br\b|ba\b))"
+    + r")\b(?=\s*+(?:\+|or more|or less)?[\s-]*+(?:bed|bath|br\b|ba\b))"
 )
 
 _UNIT_BEDS = r"(?:bedrooms?|beds?|bdrms?|bds?|br)"
 _UNIT_BATHS = r"(?:bathrooms?|baths?|ba)"
-_COUNT = r"(?P<n>\d+(?:\.\d+)?)\s*(?P<rel>\+|or\s+more|or\s+less|or\s+fewer)?[\s-]*"
+# Possessive runs and a start only where a run of digits starts: a failed attempt costs the
+# length of one run, never a retry from every digit or space of it (quadratic on hostile text).
+_COUNT = r"(?<!\d)(?P<n>\d++(?:\.\d+)?)\s*+(?P<rel>\+|or\s+more|or\s+less|or\s+fewer)?[\s-]*+"
 _BEDS = re.compile(_COUNT + _UNIT_BEDS + r"(?!\w)")
 _BATHS = re.compile(_COUNT + _UNIT_BATHS + r"(?!\w)")
 _STUDIO = re.compile(r"\bstudios?\b")
@@ -60,16 +68,19 @@ _MULTIPLIERS = {
 
 
 def _amount(tag: str) -> str:
+    # An amount starts where a run of digits starts, and a 1,234,567 grouping not after a
+    # "digit,": otherwise a failed range attempt is retried from every group of a long
+    # 1,234,234,... chain, each retry scanning the rest of it (quadratic).
     return (
-        rf"(?P<cur{tag}>[$€£¥])?\s?"
-        rf"(?P<num{tag}>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?"
+        rf"(?P<cur{tag}>[$€£¥])?\s?(?<!\d)"
+        rf"(?P<num{tag}>(?<!\d,)\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d++(?:\.\d+)?)\s?"
         rf"(?P<mult{tag}>k|mm|m|million|mil|thousand|grand)?(?!\w)"
     )
 
 
 _AMOUNT = re.compile(_amount(""))
-_BETWEEN = re.compile(rf"between\s+{_amount('a')}\s+(?:and|to|-)\s+{_amount('b')}")
-_DASH_RANGE = re.compile(rf"{_amount('a')}\s*(?:-|–|to)\s*{_amount('b')}")
+_BETWEEN = re.compile(rf"between\s++{_amount('a')}\s++(?:and|to|-)\s++{_amount('b')}")
+_DASH_RANGE = re.compile(rf"{_amount('a')}\s*+(?:-|–|to)\s*+{_amount('b')}")
 _PER_MONTH = re.compile(r"\s*(?:/\s*mo(?:nth)?|per\s+month|a\s+month|monthly)\b")
 
 _RENT_WORDS = re.compile(
@@ -216,10 +227,40 @@ def _matches(criteria: Criteria, item: Mapping[str, Any]) -> bool:
 
 # --------------------------------------------------------------------------- parsing helpers
 
+Span = tuple[int, int]
 
-def _blank(text: str, start: int, end: int) -> str:
-    # Replace a consumed span with spaces so later patterns neither see it nor join its sides.
-    return text[:start] + " " * (end - start) + text[end:]
+#: How far before a number its comparison words ("at least", "under") are looked for.
+_LOOKBACK = 25
+
+
+def _blank(text: str, spans: Sequence[Span]) -> str:
+    """``text`` with each span (ascending, not overlapping) replaced by as many spaces.
+
+    A consumed span becomes spaces so later patterns neither see it nor join its sides. All the
+    spans of a step are blanked in one pass: blanking them one at a time copied the whole text
+    per match, which made a question full of matches quadratic.
+    """
+    if not spans:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end in spans:
+        pieces += (text[last:start], " " * (end - start))
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _before(text: str, start: int, taken: Sequence[Span]) -> str:
+    """The few characters before ``start``, with the spans this step took so far blanked."""
+    low = max(0, start - _LOOKBACK)
+    window = text[low:start]
+    for span_start, span_end in reversed(taken):
+        if span_end <= low:
+            break  # spans ascend: the earlier ones end before the window too
+        a, b = max(span_start, low) - low, span_end - low
+        window = window[:a] + " " * (b - a) + window[b:]
+    return window
 
 
 def _distinct(listings: Iterable[Mapping[str, Any]], key: str) -> list[tuple[str, str]]:
@@ -251,24 +292,23 @@ def _take_phrases(text: str, finder: _PhraseFinder) -> tuple[str, tuple[str, ...
     if finder is None:
         return text, ()
     pattern, originals = finder
-    found: list[str] = []
-    for match in list(pattern.finditer(text)):
-        original = originals[match.group(1)]
-        if original not in found:
-            found.append(original)
-        text = _blank(text, match.start(), match.end())
-    return text, tuple(found)
+    found: dict[str, None] = {}
+    spans: list[Span] = []
+    for match in pattern.finditer(text):
+        found[originals[match.group(1)]] = None
+        spans.append(match.span())
+    return _blank(text, spans), tuple(found)
 
 
 def _take_mls_numbers(text: str, known: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
-    found: list[str] = []
-    for match in list(_MLS_TOKEN.finditer(text)):
+    found: dict[str, None] = {}
+    spans: list[Span] = []
+    for match in _MLS_TOKEN.finditer(text):
         original = known.get(match.group(0))
         if original is not None:
-            if original not in found:
-                found.append(original)
-            text = _blank(text, match.start(), match.end())
-    return text, tuple(found)
+            found[original] = None
+            spans.append(match.span())
+    return _blank(text, spans), tuple(found)
 
 
 def _take_counts(
@@ -276,9 +316,13 @@ def _take_counts(
 ) -> tuple[str, tuple[float | None, float | None]]:
     low: float | None = None
     high: float | None = None
-    for match in list(pattern.finditer(text)):
+    spans: list[Span] = []
+    for match in pattern.finditer(text):
         n = float(match.group("n"))
-        before = text[max(0, match.start() - 25) : match.start()]
+        before = _before(text, match.start(), spans)
+        spans.append(match.span())
+        if not math.isfinite(n):
+            continue  # hundreds of digits: not a count anyone means
         rel = (match.group("rel") or "").replace(" ", "")
         if rel in ("+", "ormore") or _MIN_WORDS.search(before):
             low = n
@@ -290,12 +334,14 @@ def _take_counts(
             high = n - 0.5
         else:
             low = high = n
-        text = _blank(text, match.start(), match.end())
-    return text, (low, high)
+    return _blank(text, spans), (low, high)
 
 
 def _value(match: re.Match[str], tag: str = "") -> tuple[float, bool]:
-    """An amount's value and whether it is unmistakably money (currency or multiplier)."""
+    """An amount's value and whether it is unmistakably money (currency or multiplier).
+
+    The value is infinite for a number beyond the largest float; callers skip such amounts.
+    """
     number = float(match.group(f"num{tag}").replace(",", ""))
     mult = match.group(f"mult{tag}")
     return number * _MULTIPLIERS.get(mult or "", 1.0), bool(mult or match.group(f"cur{tag}"))
@@ -307,21 +353,27 @@ def _prices(text: str) -> tuple[float | None, float | None, bool]:
     high: float | None = None
     per_month = False
     for pattern, needs_money in ((_BETWEEN, False), (_DASH_RANGE, True)):
-        for match in list(pattern.finditer(text)):
+        spans: list[Span] = []
+        for match in pattern.finditer(text):
             a, a_money = _value(match, "a")
             b, b_money = _value(match, "b")
             if needs_money and not (a_money or b_money):
+                continue
+            spans.append(match.span())
+            if not (math.isfinite(a) and math.isfinite(b)):
                 continue
             mult_b = _MULTIPLIERS.get(match.group("multb") or "", 1.0)
             if not match.group("multa") and mult_b > 1 and a * mult_b <= b:
                 a *= mult_b  # "300-500k" means 300k to 500k
             low, high = min(a, b), max(a, b)
             per_month = per_month or bool(_PER_MONTH.match(text, match.end()))
-            text = _blank(text, match.start(), match.end())
+        text = _blank(text, spans)
     for match in _AMOUNT.finditer(text):
         amount, money = _value(match)
+        if not math.isfinite(amount):
+            continue
         monthly = bool(_PER_MONTH.match(text, match.end()))
-        before = text[max(0, match.start() - 25) : match.start()]
+        before = text[max(0, match.start() - _LOOKBACK) : match.start()]
         if _MIN_WORDS.search(before) or _MORE_WORDS.search(before):
             low = amount
         elif _MAX_WORDS.search(before) or _LESS_WORDS.search(before):

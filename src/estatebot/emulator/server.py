@@ -23,6 +23,7 @@ import uvicorn
 from estatebot.api.models import ChatbotSettings
 
 from .app import Emulator, create_app
+from .body_size import DEFAULT_MAX_BODY_BYTES, check_limit
 from .faults import Faults
 from .seed import (
     DEMO_API_KEY,
@@ -56,7 +57,8 @@ def _quiet_drops() -> None:
 class EmulatorServer:
     """A running emulator: where it listens, the demo credentials, and live controls.
 
-    ``faults`` and the options (``framing``, ``max_page_size``, ``stream_delay_ms``) can be
+    ``faults`` and the options (``framing``, ``max_page_size``, ``stream_delay_ms``,
+    ``max_body_bytes``) can be
     changed at any time; ``request_counts[operation]`` counts the requests each operation got.
     """
 
@@ -110,6 +112,15 @@ class EmulatorServer:
     @stream_delay_ms.setter
     def stream_delay_ms(self, value: float) -> None:
         self.emulator.options.stream_delay_ms = value
+
+    @property
+    def max_body_bytes(self) -> int:
+        """The largest request body accepted; a larger one gets a 413."""
+        return self.emulator.options.max_body_bytes
+
+    @max_body_bytes.setter
+    def max_body_bytes(self, value: int) -> None:
+        self.emulator.options.max_body_bytes = check_limit(value)
 
     def add_workspace(self) -> Workspace:
         """A new workspace with random credentials."""
@@ -165,6 +176,7 @@ def _build(
     framing: Framing | str,
     max_page_size: int,
     stream_delay_ms: float,
+    max_body_bytes: int,
 ) -> tuple[Store, Emulator, Any]:
     store = Store(str(db))
     load_seed(store, seed)
@@ -174,6 +186,7 @@ def _build(
         framing,
         max_page_size=max_page_size,
         stream_delay_ms=stream_delay_ms,
+        max_body_bytes=max_body_bytes,
     )
     return store, app.state.emulator, app
 
@@ -188,17 +201,19 @@ def running(
     framing: Framing | str = "sse",
     max_page_size: int = 100,
     stream_delay_ms: float = 0,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     port: int = 0,
 ) -> Iterator[EmulatorServer]:
     """Serve the emulator on 127.0.0.1 in a background thread for the ``with`` block.
 
     ``seed``: ``"demo"`` (demo workspace with the 200 sample-market listings), ``"small"``
     (demo workspace with 16 hand-written listings), None (demo workspace, no listings) or a
-    path to a JSON list of Create bodies (see :mod:`.seed`). ``port=0`` picks a
-    free port. The server accepts connections when the block starts and is stopped at its end.
+    path to a JSON list of Create bodies (see :mod:`.seed`). ``max_body_bytes`` caps a request
+    body (a larger one gets a 413). ``port=0`` picks a free port. The server accepts
+    connections when the block starts and is stopped at its end.
     """
     store, emulator, app = _build(
-        db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms
+        db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms, max_body_bytes
     )
     sock = _bind_socket("127.0.0.1", port)
     _quiet_drops()
@@ -244,10 +259,11 @@ def serve(
     framing: Framing | str = "sse",
     max_page_size: int = 100,
     stream_delay_ms: float = 0,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> None:
     """Serve the emulator in the foreground until interrupted; prints how to reach it."""
     store, _emulator, app = _build(
-        db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms
+        db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms, max_body_bytes
     )
     try:
         # Listening before the address is printed: whoever reads it can connect at once, and a

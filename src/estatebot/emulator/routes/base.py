@@ -3,8 +3,13 @@
 Those steps, after the faults: credential → 401 (``Authorization``, the raw API key, for Edit,
 ModelList, GetSession and ClientAsk; ``chatrobot-sessionkey`` for RealEstateList; either one for
 RealEstateCreate, RealEstateUpdate and RealEstateDelete); ``Content-Type: application/json`` on
-POST bodies → 415; the body → 400 (:mod:`~estatebot.emulator.binding`); visibility → 404: a
-chatbot of another workspace is reported exactly like an unknown one.
+POST bodies → 415; a body over ``max_body_bytes`` → 413 (:mod:`~estatebot.emulator.body_size`);
+the body → 400 (:mod:`~estatebot.emulator.binding`); visibility → 404: a chatbot of another
+workspace is reported exactly like an unknown one.
+
+A body of more than :data:`PARSE_ON_LOOP_BYTES` is parsed in a worker thread: decoding,
+checking and validating it takes long enough to hold up every other client if done on the
+event loop.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
 from ..binding import M, Problem, parse_body
+from ..body_size import DEFAULT_MAX_BODY_BYTES, read_body
 from ..envelope import Failure
 from ..faults import Faults
 from ..questions import Catalog
+from ..quoting import quoted
 from ..store import Chatbot, Store
 from ..streaming import Framing
 
@@ -43,6 +51,10 @@ _CREDENTIAL_TEXT = {
     ),
 }
 
+#: Bodies up to this size are parsed on the event loop (well under a millisecond); larger ones
+#: in a worker thread.
+PARSE_ON_LOOP_BYTES = 64 * 1024
+
 
 @dataclass
 class Options:
@@ -51,6 +63,7 @@ class Options:
     framing: Framing = "sse"
     max_page_size: int = 100
     stream_delay_ms: float = 0.0
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
 
 class RouteBase:
@@ -83,8 +96,8 @@ class RouteBase:
                 return workspace
         raise Failure(401, f"Unauthorized: this operation needs {_CREDENTIAL_TEXT[accepted]}")
 
-    @staticmethod
     async def _body(
+        self,
         request: Request,
         model: type[M],
         extra_checks: Callable[[dict[str, Any]], list[Problem]] | None = None,
@@ -92,10 +105,13 @@ class RouteBase:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json" and not content_type.endswith("+json"):
             raise Failure(415, "Unsupported media type: send the body as application/json")
-        return parse_body(await request.body(), model, extra_checks)
+        raw = await read_body(request, self.options.max_body_bytes)
+        if len(raw) <= PARSE_ON_LOOP_BYTES:
+            return parse_body(raw, model, extra_checks)
+        return await run_in_threadpool(parse_body, raw, model, extra_checks)
 
     def _chatbot(self, serial: str, workspace: int) -> Chatbot:
         chatbot = self.store.chatbot(serial)
         if chatbot is None or chatbot.workspace_id != workspace:
-            raise Failure(404, f"Chatbot {serial!r} not found")
+            raise Failure(404, f"Chatbot {quoted(serial)} not found")
         return chatbot

@@ -8,6 +8,11 @@ accepted messages count. A stream's final object carries ``noAnswer`` besides ``
 :class:`~.base.Options` (``sse``, ``ndjson`` or ``concatenated``, always sent as
 ``text/event-stream``), with ``stream_delay_ms`` between objects (sent by
 :mod:`~estatebot.emulator.streaming`).
+
+The answer is worked out in a worker thread, never on the event loop: however long a message,
+other clients' requests go on being served meanwhile. The limits are checked before that work
+(a refused message costs nothing) and again just before the exchange is recorded, with no
+``await`` between: another message of the session may have been accepted meanwhile.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import math
 from typing import Any
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
 from estatebot.api.models import AskRequest
 
@@ -39,14 +45,16 @@ class ChatRoutes(RouteBase):
         chatbot = self.store.chatbot(serial) if serial is not None else None
         if chatbot is None or chatbot.workspace_id != workspace:
             raise Failure(404, f"Session {body.session_id} not found")
-        now = self.clock()
-        self._check_limits(chatbot, body.session_id, now)
-        reply = answers.answer(
+        self._check_limits(chatbot, body.session_id, self.clock())
+        reply = await run_in_threadpool(
+            answers.answer,
             body.content,
             chatbot.settings,
             self._catalog(chatbot.serial),
             attachments=len(body.file_ids or []),
         )
+        now = self.clock()
+        self._check_limits(chatbot, body.session_id, now)
         question_id, answer_id = self.store.record_exchange(body.session_id, chatbot.serial, now)
         if body.stream:
             return StreamReply(
