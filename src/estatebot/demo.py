@@ -71,8 +71,15 @@ def run_demo(out: Path, sheet_path: Path | None = None) -> None:
                 typer.echo(f"  update {op.key}: {changed}")
 
             _step("Applying the plan (journaled, backed up)")
+            # The emulator is gone after the demo: its record of values sent stays with it.
             report = apply_plan(
-                plan, client, server.serial, journal=journal, backup=backup, progress=False
+                plan,
+                client,
+                server.serial,
+                journal=journal,
+                backup=backup,
+                progress=False,
+                sent_values=out / "sent-values.sqlite",
             )
             typer.echo(report.summary())
             report_path = report.to_excel(out / "apply-report.xlsx")
