@@ -35,7 +35,7 @@ from estatebot.api.models import (
     SaleType,
     to_wire,
 )
-from estatebot.api.paging import Pager, PageResult, is_last, refusal, warn_shortfall
+from estatebot.api.paging import PageResult, PageWalk, refusal
 
 ListingArg = BaseModel | Mapping[str, Any]
 
@@ -109,14 +109,6 @@ def _success_count(data: Any) -> int:
     return DeleteResult.model_validate(data).success_count
 
 
-def _fresh(pager: Pager, page: ListingPage) -> ListingPage | None:
-    """The page with the listings already handed out removed; None when nothing is left."""
-    fresh = pager.unseen(page.records)
-    if not fresh:
-        return None
-    return page if len(fresh) == len(page.records) else page.model_copy(update={"records": fresh})
-
-
 class Listings(SyncResource):
     """A chatbot's real estate listings."""
 
@@ -169,30 +161,16 @@ class Listings(SyncResource):
         between pages, or fewer listings than counted, is reported by a
         :class:`~estatebot.api.paging.PullWarning` at the end. Errors are raised as they come.
         """
-        pager = Pager(page_size, concurrency=1, keep_records=False)
-        call = list_call(serial, city, sale_type, mls_number, 1, page_size, timeout)
-        first = self._client._request(call)
-        batch = pager.start(first)
-        received = 0
-        if (page := _fresh(pager, first)) is not None:
-            received += len(page.records)
-            yield page
-        while batch:
-            results: list[PageResult] = []
-            for number in batch:
-                call = list_call(serial, city, sale_type, mls_number, number, pager.size, timeout)
-                try:
-                    result: PageResult = self._client._request(call)
-                except EstatebotError as error:
-                    result = refusal(number, error)
-                results.append(result)
-                if isinstance(result, ListingPage) and (page := _fresh(pager, result)) is not None:
-                    received += len(page.records)
-                    yield page
-                if is_last(result, pager.size):
-                    break
-            batch = pager.advance(batch[: len(results)], results)
-        warn_shortfall(pager, received)
+        walk = PageWalk(page_size)
+        while (ask := walk.next_page()) is not None:
+            call = list_call(serial, city, sale_type, mls_number, *ask, timeout)
+            try:
+                result: PageResult = self._client._request(call)
+            except EstatebotError as error:
+                result = refusal(ask[0], error)  # raised unless it may be the end
+            if (page := walk.take(result)) is not None:
+                yield page
+        walk.finish()
 
     def delete(
         self,
@@ -250,30 +228,16 @@ class AsyncListings(AsyncResource):
         timeout: TimeoutArg = None,  # noqa: ASYNC109
     ) -> AsyncIterator[ListingPage]:
         """Every page of the listings, in order; see :meth:`Listings.iter_pages`."""
-        pager = Pager(page_size, concurrency=1, keep_records=False)
-        call = list_call(serial, city, sale_type, mls_number, 1, page_size, timeout)
-        first = await self._client._request(call)
-        batch = pager.start(first)
-        received = 0
-        if (page := _fresh(pager, first)) is not None:
-            received += len(page.records)
-            yield page
-        while batch:
-            results: list[PageResult] = []
-            for number in batch:
-                call = list_call(serial, city, sale_type, mls_number, number, pager.size, timeout)
-                try:
-                    result: PageResult = await self._client._request(call)
-                except EstatebotError as error:
-                    result = refusal(number, error)
-                results.append(result)
-                if isinstance(result, ListingPage) and (page := _fresh(pager, result)) is not None:
-                    received += len(page.records)
-                    yield page
-                if is_last(result, pager.size):
-                    break
-            batch = pager.advance(batch[: len(results)], results)
-        warn_shortfall(pager, received)
+        walk = PageWalk(page_size)
+        while (ask := walk.next_page()) is not None:
+            call = list_call(serial, city, sale_type, mls_number, *ask, timeout)
+            try:
+                result: PageResult = await self._client._request(call)
+            except EstatebotError as error:
+                result = refusal(ask[0], error)  # raised unless it may be the end
+            if (page := walk.take(result)) is not None:
+                yield page
+        walk.finish()
 
     async def delete(
         self,

@@ -241,3 +241,55 @@ def warn_shortfall(pager: Pager, received: int, *, stacklevel: int = 3) -> None:
     reason = pager.shortfall(received)
     if reason is not None:
         warnings.warn(f"the listings read may be incomplete: {reason}", PullWarning, stacklevel)
+
+
+class PageWalk:
+    """:class:`Pager` one page at a time, for a driver that hands pages out as they come.
+
+    Ask :meth:`next_page` what to fetch, hand :meth:`take` what came (or :func:`refusal` of an
+    error), and call :meth:`finish` at the end. A listing seen on an earlier page is left out of
+    later ones; a page left with none is not handed out. No I/O.
+    """
+
+    def __init__(self, page_size: int) -> None:
+        self.page_size = page_size
+        self.pager = Pager(page_size, concurrency=1, keep_records=False)
+        self.received = 0
+        self._batch: list[int] | None = None  # None until page 1 is taken
+        self._results: list[PageResult] = []
+        self._stopped = False
+
+    def next_page(self) -> tuple[int, int] | None:
+        """``(page number, page size)`` to fetch next, or None when the listings have ended."""
+        if self._batch is None:
+            return 1, self.page_size
+        if self._stopped or len(self._results) == len(self._batch):
+            if self._batch:
+                self._batch = self.pager.advance(self._batch[: len(self._results)], self._results)
+            self._results, self._stopped = [], False
+            if not self._batch:
+                return None
+        return self._batch[len(self._results)], self.pager.size
+
+    def take(self, result: PageResult) -> ListingPage | None:
+        """Record what the page asked for brought; the page to hand out, if any."""
+        if self._batch is None:
+            if not isinstance(result, ListingPage):
+                raise TypeError("page 1 must be a page: its failures are raised")
+            self._batch = self.pager.start(result)
+        else:
+            self._results.append(result)
+            self._stopped = is_last(result, self.pager.size)
+        if not isinstance(result, ListingPage):
+            return None
+        fresh = self.pager.unseen(result.records)
+        if not fresh:
+            return None
+        self.received += len(fresh)
+        if len(fresh) == len(result.records):
+            return result
+        return result.model_copy(update={"records": fresh})
+
+    def finish(self) -> None:
+        """Warn when the pages handed out may not hold every listing."""
+        warn_shortfall(self.pager, self.received, stacklevel=4)
