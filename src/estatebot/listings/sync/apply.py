@@ -47,6 +47,7 @@ from estatebot.listings.sync.backup import (
 )
 from estatebot.listings.sync.compare import key_values
 from estatebot.listings.sync.journal import Journal
+from estatebot.listings.sync.recheck import still_there, window_recheck
 from estatebot.listings.sync.report import (
     DONE,
     REDONE,
@@ -57,12 +58,13 @@ from estatebot.listings.sync.report import (
     outcomes_frame,
 )
 from estatebot.listings.sync.restore import body_of, rebuild_problems
-from estatebot.listings.sync.runner import Recheck, Runner, not_sent
+from estatebot.listings.sync.runner import Runner, not_sent
 from estatebot.listings.sync.sent import (
     SentValues,
     open_sent_values,
     remember_done,
     service_address,
+    with_sent_values,
 )
 from estatebot.listings.sync.stale import (
     SHOWN_STALE,
@@ -70,10 +72,8 @@ from estatebot.listings.sync.stale import (
     Remote,
     check_targets,
     look_up_created,
-    recheck_targets,
     shows_done,
     stale_error,
-    still_there,
 )
 from estatebot.listings.sync.tasks import Task, check_options, plan_hash, tasks_from_plan
 
@@ -164,57 +164,6 @@ def _rebased(task: Task, remote: Remote) -> Task:
             body[change.field] = task.body[change.field]
     body = {name: value for name, value in body.items() if value is not None}
     return replace(task, body=body, note="changed since the plan: its changes sent over it")
-
-
-def _with_sent_values(send: Sequence[Task], record: SentValues, notes: list[str]) -> list[Task]:
-    """Updates whose remote value of a never-shown field is unknown carry the value last sent."""
-    out: list[Task] = []
-    filled = 0
-    for task in send:
-        if task.action == "update" and task.unknown and task.body is not None:
-            body = record.fill(task.body, task.key_type, task.key, task.unknown)
-            if body != task.body:
-                filled += 1
-                task = replace(task, body=body)
-        out.append(task)
-    if filled:
-        notes.append(
-            f"{filled} updates sent the AreaUnit or Location last sent to their listing "
-            f"(the sheet does not give them, and the service never shows them): {record.path}"
-        )
-    return out
-
-
-def _recheck(
-    client: Client,
-    serial: str,
-    remote: Remote | None,
-    send: Sequence[Task],
-    after: float | None,
-    window: int,
-    checked_at: float,
-    concurrency: int,
-) -> Recheck | None:
-    """The re-check of each window of writes, or None when there is nothing to re-check."""
-    if after is None or remote is None:
-        return None
-    expected: dict[str, str] = {}
-    for task in send:
-        if task.action in ("update", "delete"):
-            found = remote.positions(task.key_type, task.key)
-            if len(found) == 1:
-                expected[task.op] = remote.hashes[found[0]]
-    if not expected:
-        return None
-    check = partial(
-        recheck_targets,
-        client,
-        serial,
-        expected=expected,
-        concurrency=concurrency,
-        listings=len(remote.frame),
-    )
-    return Recheck(check, after=after, window=window, checked_at=checked_at)
 
 
 def _keep_restorable(
@@ -418,7 +367,7 @@ def _apply(
         changed = {t.op for t, why in checked.stale if t.action == "update"}
         checked.send = [_rebased(t, remote) if t.op in changed else t for t in checked.send]
     if sent is not None:
-        checked.send = _with_sent_values(checked.send, sent, notes)
+        checked.send = with_sent_values(checked.send, sent, notes)
 
     with progress_bar(len(tasks), "Applying plan", progress=progress, unit="op") as bar:
         bar.update(len(outcomes))
@@ -438,7 +387,7 @@ def _apply(
                 concurrency=concurrency,
                 listings=len(remote.frame) if remote is not None else 0,
             ),
-            recheck=_recheck(
+            recheck=window_recheck(
                 client, serial, remote, checked.send, recheck_after, recheck_window, checked_at,
                 concurrency,
             ),

@@ -19,8 +19,8 @@ from estatebot.api.errors import (
 )
 from estatebot.listings.sync.entries import Event, OpRecord, op_id
 from estatebot.listings.sync.journal import Journal
+from estatebot.listings.sync.recheck import Recheck
 from estatebot.listings.sync.report import (
-    CHANGED,
     DONE,
     FAILED,
     NOT_SENT,
@@ -345,51 +345,6 @@ class Runner:
                     self.tick(len(unit) - len(kept))
                 if kept:
                     yield kept
-
-
-class Recheck:
-    """When and how a window of writes is re-checked against the service before it is sent.
-
-    Due once ``after`` seconds have passed since the apply's check (``after=0``: every window);
-    a window is ``window`` operations. Calling it re-checks the tasks and returns, by
-    operation, why each changed one did. A re-check that fails holds its window back (every
-    task "could not be re-checked", not sent: a later run decides them afresh) rather than
-    write blind; the failures are kept in ``failures``.
-    """
-
-    def __init__(
-        self,
-        check: Callable[[Sequence[Task]], dict[str, str]],
-        *,
-        after: float,
-        window: int,
-        checked_at: float,
-    ) -> None:
-        self.check = check
-        self.after = after
-        self.window = max(1, window)
-        self.checked_at = checked_at
-        self.windows = 0
-        self.failures: list[str] = []
-
-    def due(self) -> bool:
-        return time.monotonic() - self.checked_at >= self.after
-
-    def __call__(self, tasks: Sequence[Task]) -> dict[str, tuple[str, str]]:
-        """By operation, the outcome and message of each task not to send."""
-        self.windows += 1
-        try:
-            changed = self.check(tasks)
-        except Exception as error:  # a guard that cannot look lets nothing through
-            why = str(error) or type(error).__name__
-            self.failures.append(why)
-            message = f"not sent: its listing could not be re-checked before writing ({why})"
-            return {task.op: (NOT_SENT, message) for task in tasks}
-        return {
-            op: (CHANGED, f"not sent: {why} since the apply's check; make a new plan to take "
-                 "the change into account")
-            for op, why in changed.items()
-        }  # fmt: skip
 
 
 def _delete_message(count: int, sent: int) -> str:

@@ -19,7 +19,8 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ __all__ = [
     "open_sent_values",
     "remember_done",
     "service_address",
+    "with_sent_values",
 ]
 
 #: The fields whose last sent value is recorded: those List never returns.
@@ -188,3 +190,22 @@ def open_sent_values(
         return None
     path = default_sent_values_path() if where in (None, True) else Path(str(where))
     return SentValues(path, service=service, serial=serial)
+
+
+def with_sent_values(send: Sequence[Task], record: SentValues, notes: list[str]) -> list[Task]:
+    """Updates whose remote value of a never-shown field is unknown carry the value last sent."""
+    out: list[Task] = []
+    filled = 0
+    for task in send:
+        if task.action == "update" and task.unknown and task.body is not None:
+            body = record.fill(task.body, task.key_type, task.key, task.unknown)
+            if body != task.body:
+                filled += 1
+                task = replace(task, body=body)
+        out.append(task)
+    if filled:
+        notes.append(
+            f"{filled} updates sent the AreaUnit or Location last sent to their listing "
+            f"(the sheet does not give them, and the service never shows them): {record.path}"
+        )
+    return out

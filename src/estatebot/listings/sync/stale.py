@@ -8,17 +8,15 @@ the journal) counts as done when the fresh pull already shows its effect.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from estatebot.api.errors import PlanError
-from estatebot.api.models import LIST_RECORD_FIELDS, KeyType
+from estatebot.api.models import LIST_RECORD_FIELDS
 from estatebot.listings import schema
 from estatebot.listings.remote.normalize import normalize_records
-from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sync.compare import canonical_value, key_values
 from estatebot.listings.sync.entries import OpRecord
 from estatebot.listings.sync.hashing import frame_hashes
@@ -184,72 +182,3 @@ def stale_error(stale: Sequence[tuple[Task, str]]) -> PlanError:
         row=first.row,
         value=first.key,
     )
-
-
-# --------------------------------------------------------------------------- re-checks
-
-
-def current_remotes(
-    client: Client, serial: str, tasks: Sequence[Task], *, concurrency: int, listings: int
-) -> list[Remote]:
-    """The service's listings as they are now, one :class:`Remote` per task to look in.
-
-    A listing known by MLS number is asked for alone (one small page each, ``concurrency`` at
-    a time); when any other key is among them, or there are more of them than pages in a pull
-    (``listings`` is about how many the chatbot has), the listings are pulled whole once.
-    """
-    pull_pages = listings // 100 + 1
-    by_mls = len(tasks) <= pull_pages and all(t.key_type == KeyType.MLS_NUMBER.value for t in tasks)
-    if not by_mls:
-        whole = Remote(pull_listings(client, serial, progress=False))
-        return [whole] * len(tasks)
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="estatebot-look") as pool:
-        pages = list(
-            pool.map(
-                lambda t: client.listings.list_page(serial, mls_number=t.key, page_size=100),
-                tasks,
-            )
-        )
-    return [Remote(normalize_records(page.records).frame) for page in pages]
-
-
-def recheck_targets(
-    client: Client,
-    serial: str,
-    tasks: Sequence[Task],
-    expected: Mapping[str, str],
-    *,
-    concurrency: int,
-    listings: int,
-) -> dict[str, str]:
-    """The tasks whose listing changed since the apply's check, with why (op → reason).
-
-    ``expected`` holds, by operation, the hash its listing had at the check; the listings are
-    read as :func:`current_remotes` reads them.
-    """
-    targets = [t for t in tasks if t.op in expected]
-    if not targets:
-        return {}
-    remotes = current_remotes(client, serial, targets, concurrency=concurrency, listings=listings)
-    changed: dict[str, str] = {}
-    for task, remote in zip(targets, remotes, strict=True):
-        found = remote.positions(task.key_type, task.key)
-        if not found:
-            changed[task.op] = "no longer on the service"
-        elif len(found) > 1:
-            changed[task.op] = f"now on the service {len(found)} times"
-        elif remote.hashes[found[0]] != expected[task.op]:
-            changed[task.op] = "edited on the service"
-    return changed
-
-
-def still_there(
-    client: Client, serial: str, tasks: Sequence[Task], *, concurrency: int, listings: int
-) -> set[str]:
-    """The operations (deletes) whose listing the service still holds."""
-    remotes = current_remotes(client, serial, tasks, concurrency=concurrency, listings=listings)
-    return {
-        task.op
-        for task, remote in zip(tasks, remotes, strict=True)
-        if remote.positions(task.key_type, task.key)
-    }
