@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass, field
 
 from rich.console import Console
+from rich.text import Text
 
-__all__ = ["err_console", "out_console", "safe"]
+__all__ = ["Block", "err_console", "out_console", "print_block", "safe"]
 
 # C0 controls but tab and newline, DEL, and C1 controls (ESC, CSI, OSC, ... can all drive a
 # terminal).
@@ -41,10 +43,42 @@ def safe(text: object, *, one_line: bool = False) -> str:
 
 
 def out_console() -> Console:
-    """A console on the current standard output."""
-    return Console(file=sys.stdout, highlight=False, emoji=False, markup=False)
+    """A console on the current standard output.
+
+    Lines are not wrapped by rich (a command or a path cut in two cannot be copied); the
+    views wrap what should wrap with :func:`print_block`, under its own indent.
+    """
+    return Console(file=sys.stdout, highlight=False, emoji=False, markup=False, soft_wrap=True)
 
 
 def err_console() -> Console:
-    """A console on the current standard error (errors, prompts, progress)."""
-    return Console(file=sys.stderr, highlight=False, emoji=False, markup=False)
+    """A console on the current standard error (errors, prompts, the interruption notice)."""
+    return Console(file=sys.stderr, highlight=False, emoji=False, markup=False, soft_wrap=True)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One line to print: ``prefix`` then ``body``, the body wrapped under itself."""
+
+    prefix: Text
+    body: Text = field(default_factory=Text)
+
+    @classmethod
+    def indented(cls, body: Text, indent: int) -> Block:
+        """``body`` under the listing's line."""
+        return cls(Text(" " * indent), body)
+
+
+def print_block(console: Console, block: Block) -> None:
+    """Print ``block``, wrapping its body at the console's width, with no trailing spaces.
+
+    Rich pads tables and padded renderables to the full width; these lines are wrapped here
+    instead, so a log or a golden file holds no trailing blanks.
+    """
+    hang = block.prefix.cell_len
+    width = max(20, console.width - hang)
+    lines = block.body.wrap(console, width, justify="default", overflow="fold") or [Text()]
+    for number, line in enumerate(lines):
+        shown = (block.prefix.copy() if number == 0 else Text(" " * hang)) + line
+        shown.rstrip()
+        console.print(shown, soft_wrap=True)

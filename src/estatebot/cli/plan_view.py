@@ -14,7 +14,6 @@ Every text from the sheet, the service or the library passes through
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,7 @@ import pandas as pd
 from rich.console import Console
 from rich.text import Text
 
-from estatebot.cli.console import safe
+from estatebot.cli.console import Block, print_block, safe
 from estatebot.cli.failures import in_cli_terms
 from estatebot.cli.values import change_text, currency_of, plain_value, value_text
 
@@ -60,34 +59,6 @@ def _text(value: object) -> str:
 
 
 # --------------------------------------------------------------------------- lines
-
-
-@dataclass(frozen=True)
-class Block:
-    """One line to print: ``prefix`` then ``body``, the body wrapped under itself."""
-
-    prefix: Text
-    body: Text = field(default_factory=Text)
-
-    @classmethod
-    def indented(cls, body: Text, indent: int = _INDENT) -> Block:
-        """``body`` under the listing's line."""
-        return cls(Text(" " * indent), body)
-
-
-def print_block(console: Console, block: Block) -> None:
-    """Print ``block``, wrapping its body at the console's width, with no trailing spaces.
-
-    Rich pads tables and padded renderables to the full width; these lines are wrapped here
-    instead, so a log or a golden file holds no trailing blanks.
-    """
-    hang = block.prefix.cell_len
-    width = max(20, console.width - hang)
-    lines = block.body.wrap(console, width, justify="default", overflow="fold") or [Text()]
-    for number, line in enumerate(lines):
-        shown = (block.prefix.copy() if number == 0 else Text(" " * hang)) + line
-        shown.rstrip()
-        console.print(shown, soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- one listing
@@ -205,7 +176,7 @@ def _op_lines(op: PlannedOp, detail: Detail) -> list[Block]:
         head = _head("create", op.key, *_where(op.row, None))
         if detail is Detail.FULL:
             return [head, *_all_fields(values)]
-        return [head, Block.indented(brief(values))]
+        return [head, Block.indented(brief(values), _INDENT)]
     if op.action == "update":
         head = _head("update", op.key, *_where(op.row, op.id))
         return [head, *_field_blocks(_change_rows(op, detail))]
@@ -214,7 +185,7 @@ def _op_lines(op: PlannedOp, detail: Detail) -> list[Block]:
         values = op.before or {}
         if detail is Detail.FULL:
             return [head, *_all_fields(values)]
-        return [head, Block.indented(brief(values))]
+        return [head, Block.indented(brief(values), _INDENT)]
     return [_with_reason(_head("skipped", op.key, *_where(op.row, op.id)), op.reason)]
 
 
@@ -228,7 +199,7 @@ def _held_lines(held: HeldBack) -> list[Block]:
         line.append(f" {plain_value(held.field, str(held.value))}")
     line.append(f": {_text(held.message)}")
     line.append("; the listing keeps its value (--accept-flagged writes it)", style="dim")
-    return [_head("held", held.key, *_where(held.row, held.id)), Block.indented(line)]
+    return [_head("held", held.key, *_where(held.row, held.id)), Block.indented(line, _INDENT)]
 
 
 def _invalid_lines(bad: InvalidRow) -> list[Block]:
@@ -238,7 +209,7 @@ def _invalid_lines(bad: InvalidRow) -> list[Block]:
     head.append(f"row {bad.row}" if bad.row is not None else "no row", style="bold")
     if bad.key:
         head.append(f"  {safe(bad.key, one_line=True)}", style="dim")
-    return [Block(head), *(Block.indented(Text(_text(reason))) for reason in bad.reasons)]
+    return [Block(head), *(Block.indented(Text(_text(reason)), _INDENT) for reason in bad.reasons)]
 
 
 # --------------------------------------------------------------------------- sections

@@ -13,7 +13,7 @@ import pandas as pd
 from rich.console import Console
 from rich.text import Text
 
-from estatebot.cli.console import safe
+from estatebot.cli.console import Block, print_block, safe
 from estatebot.cli.failures import in_cli_terms
 
 if TYPE_CHECKING:
@@ -28,9 +28,10 @@ def shown_path(path: Path | str) -> str:
     """``path`` relative to the current folder when it is under it, else as it is."""
     target = Path(path)
     try:
-        return str(target.resolve().relative_to(Path.cwd().resolve()))
+        shown = str(target.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(target)
+        shown = str(target)
+    return safe(shown, one_line=True)
 
 
 def render_report(console: Console, report: ApplyReport, *, max_rows: int = 50) -> None:
@@ -38,16 +39,16 @@ def render_report(console: Console, report: ApplyReport, *, max_rows: int = 50) 
     style = "bold green" if report.ok else "bold red"
     console.print(Text(f"{report.title}: {report.summary()}", style=style))
     if report.backup_path is not None:
-        console.print(Text(f"  backup:  {safe(shown_path(report.backup_path))}"))
+        console.print(Text(f"  backup:  {shown_path(report.backup_path)}"))
     if report.journal_path is not None:
-        console.print(Text(f"  journal: {safe(shown_path(report.journal_path))}"))
+        console.print(Text(f"  journal: {shown_path(report.journal_path)}"))
     for note in report.notes:
-        console.print(Text(f"  note: {safe(in_cli_terms(note))}", style="dim"))
+        print_block(console, Block(Text("  note: ", "dim"), Text(safe(in_cli_terms(note)), "dim")))
     frame = report.frame
     not_done = frame[frame["outcome"].isin(_NOT_DONE).fillna(False)]
     limit = len(not_done) if max_rows <= 0 else max_rows
     for record in not_done.head(limit).to_dict("records"):
-        line = Text("  ")
+        line = Text()
         line.append(
             str(record["outcome"]), style="red" if record["outcome"] == "failed" else "yellow"
         )
@@ -58,7 +59,7 @@ def render_report(console: Console, report: ApplyReport, *, max_rows: int = 50) 
         message = record["message"] if isinstance(record["message"], str) else ""
         if message:
             line.append(f": {safe(in_cli_terms(message), one_line=True)}")
-        console.print(line)
+        print_block(console, Block(Text("  "), line))
     if len(not_done) > limit:
         console.print(
             Text(

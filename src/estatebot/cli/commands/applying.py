@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from estatebot.api.errors import PlanError
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import out_console
 from estatebot.cli.execution import Files, carry_out, tracked
@@ -15,6 +17,9 @@ from estatebot.cli.options import ProgressOption, SerialOption
 from estatebot.cli.plan_flags import ApplyFlags
 from estatebot.cli.report_view import render_report, shown_path
 from estatebot.cli.runs import run_of_plan
+
+if TYPE_CHECKING:
+    from estatebot.listings.sync.plan import SyncPlan
 
 __all__ = ["apply"]
 
@@ -65,9 +70,8 @@ def apply(
     interrupted (it prints the command that resumes).
     """
     from estatebot.api.client import Client
-    from estatebot.listings.sync.plan import SyncPlan
 
-    loaded = SyncPlan.load(plan_file)
+    loaded = _load(plan_file)
     files = Files(
         plan=plan_file,
         journal=journal or plan_file.with_suffix(".journal"),
@@ -82,3 +86,24 @@ def apply(
         result.to_excel(report)
     render_report(console, result, max_rows=max_rows)
     raise typer.Exit(ExitCode.OK if result.ok else ExitCode.FAILED)
+
+
+def _load(path: Path) -> SyncPlan:
+    """The plan saved in ``path``; an error naming the file when it holds none."""
+    from estatebot.listings.sync.plan import SyncPlan
+
+    try:
+        return SyncPlan.load(path)
+    except UnicodeDecodeError:
+        raise PlanError(f"{path} is not a saved plan: it is not text") from None
+    except json.JSONDecodeError as error:
+        raise PlanError(
+            f"{path} is not a saved plan: not JSON (line {error.lineno}, column {error.colno}: "
+            f"{error.msg}); make it with `estatebot plan ... --out {path}`"
+        ) from None
+    except PlanError as error:
+        raise PlanError(f"{path}: {error}") from None
+    except (LookupError, TypeError, ValueError, AttributeError) as error:
+        raise PlanError(
+            f"{path} is not a saved plan: {type(error).__name__} {error}; make the plan again"
+        ) from None

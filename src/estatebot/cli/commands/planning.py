@@ -74,6 +74,8 @@ def plan(
     made.save(out)
     made.to_excel(preview)
     console.print(f"Saved: {shown_path(out)} (the plan), {shown_path(preview)} (its workbook).")
+    if made.is_empty and not (made.invalid or made.held_back):
+        console.print("Nothing to change: the listings are in step with the sheet.")
     if not made.is_empty:
         command = shlex.join(["estatebot", "apply", shown_path(out), "--serial", serial])
         console.print(f"To apply it: {command}")
