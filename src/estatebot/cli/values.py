@@ -9,7 +9,6 @@ a :class:`rich.text.Text`, never parsed as markup.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -83,12 +82,16 @@ def plain_value(field: str, value: Any, currency: str | None = None, *, full: bo
         return str(value).lower()
     if isinstance(value, int | float):
         return _number(field, value, currency)
+    if isinstance(value, list) and field == "ExtensionColumn":  # the wire form: Key and value
+        value = {
+            str(item.get("Key")): item.get("value") for item in value if isinstance(item, dict)
+        }
+    if isinstance(value, dict):
+        pairs = ", ".join(f"{key}={item}" for key, item in value.items())
+        return safe(pairs if full else _short(pairs), one_line=True)
     if isinstance(value, list):
         items = ", ".join(str(item) for item in value)
         shown = f"{len(value)} items: {items}" if len(value) != 1 else items
-        return safe(shown if full else _short(shown), one_line=True)
-    if isinstance(value, dict):
-        shown = json.dumps(value, ensure_ascii=False)
         return safe(shown if full else _short(shown), one_line=True)
     text = safe(value, one_line=True)
     return f'"{text if full else _short(text)}"'
