@@ -125,10 +125,9 @@ class Guided:
 
     def apply_new(self, plan: PlanArtifact) -> NoReturn:
         """Show ``plan``; when it has work, save it in a new run, ask, apply and report."""
-        preview_hint = "(the run's plan.xlsx holds every row)"
         render_plan(
             self.console, plan, detail=self.show.detail, max_rows=self.show.max_rows,
-            where=preview_hint,
+            where="the run's plan.xlsx",
         )  # fmt: skip
         if plan.is_empty:
             self.console.print(self._nothing_to_do(plan))

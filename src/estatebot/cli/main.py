@@ -24,6 +24,7 @@ from estatebot.cli.codes import TABLE, ExitCode
 from estatebot.cli.commands import applying as apply_command
 from estatebot.cli.commands import chat, cleanup, planning, pulling, restoring, serving, syncing
 from estatebot.cli.commands import demo as demo_command
+from estatebot.cli.console import err_console
 from estatebot.cli.failures import report_error, settings
 
 __all__ = ["EstatebotGroup", "app", "main"]
@@ -57,6 +58,14 @@ class EstatebotGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; Ctrl-C outside an apply (which says more itself) is said too."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err_console().print("\nInterrupted.", style="bold yellow")
+            raise
 
     def _run(
         self,

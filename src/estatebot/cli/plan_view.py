@@ -79,6 +79,15 @@ def _where(row: int | None, listing_id: int | None) -> tuple[str, str]:
     return (f"row {row}" if row is not None else "", f"ID {listing_id}" if listing_id else "")
 
 
+def _op_head(kind: str, op: PlannedOp) -> Block:
+    """The line of one operation: its key, row and ID (by ID: the MLS number instead)."""
+    if op.key_type == "NewOaks":  # the key is the ID: say it once, with the listing's MLS number
+        mls = (op.before or op.body or {}).get("MLSNumber")
+        shown = f"MLSNumber {safe(mls, one_line=True)}" if mls else ""
+        return _head(kind, f"ID {op.key}", f"row {op.row}" if op.row is not None else "", shown)
+    return _head(kind, op.key, *_where(op.row, op.id))
+
+
 def brief(values: Mapping[str, Any]) -> Text:
     """A listing in one line: type, rooms, area, address, and what it sells or rents for."""
     currency = currency_of(values)
@@ -173,20 +182,20 @@ def _with_reason(head: Block, reason: str) -> Block:
 def _op_lines(op: PlannedOp, detail: Detail) -> list[Block]:
     if op.action == "create":
         values = op.body or {}
-        head = _head("create", op.key, *_where(op.row, None))
+        head = _op_head("create", op)
         if detail is Detail.FULL:
             return [head, *_all_fields(values)]
         return [head, Block.indented(brief(values), _INDENT)]
     if op.action == "update":
-        head = _head("update", op.key, *_where(op.row, op.id))
+        head = _op_head("update", op)
         return [head, *_field_blocks(_change_rows(op, detail))]
     if op.action == "delete":
-        head = _with_reason(_head("delete", op.key, *_where(op.row, op.id)), op.reason)
+        head = _with_reason(_op_head("delete", op), op.reason)
         values = op.before or {}
         if detail is Detail.FULL:
             return [head, *_all_fields(values)]
         return [head, Block.indented(brief(values), _INDENT)]
-    return [_with_reason(_head("skipped", op.key, *_where(op.row, op.id)), op.reason)]
+    return [_with_reason(_op_head("skipped", op), op.reason)]
 
 
 def _held_lines(held: HeldBack) -> list[Block]:
@@ -260,10 +269,13 @@ def render_plan(
             )
         )
         legend = Text("  ")
-        for kind in ("create", "update", "delete"):
+        present = [kind for kind, ops in (("create", plan.creates), ("update", plan.updates),
+                                          ("delete", plan.deletes)) if ops]  # fmt: skip
+        for number, kind in enumerate(present):
             sign, style = SIGNS[kind]
+            legend.append("   " if number else "")
             legend.append(f"{sign} ", style=style)
-            legend.append(f"{kind}   " if kind != "delete" else kind)
+            legend.append(kind)
         console.print(legend)
         console.print()
     if detail is not Detail.SUMMARY:
