@@ -1,4 +1,7 @@
-"""The ``estatebot`` command against the real emulator: outputs, files and exit codes."""
+"""The ``estatebot`` command against the real emulator: outputs, files and exit codes.
+
+Each command runs as a child process, as a person or a scheduled job runs it (see
+:mod:`clirun`)."""
 
 from __future__ import annotations
 
@@ -8,19 +11,18 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from estatebot.cli import app
+from clirun import cli_env, run_cli
 from estatebot.emulator import running
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
-runner = CliRunner()
 
 
 @pytest.fixture
@@ -29,18 +31,17 @@ def demo() -> Iterator[Any]:
         yield server
 
 
-def env_of(server: Any) -> dict[str, str]:
-    return {
-        "ESTATEBOT_BASE_URL": server.base_url,
-        "ESTATEBOT_API_KEY": server.api_key,
-        "ESTATEBOT_SESSION_KEY": server.session_key,
-        "ESTATEBOT_SERIAL": server.serial,
-        "ESTATEBOT_PROGRESS": "0",
-    }
+@dataclass(frozen=True)
+class Result:
+    """What a command did: its exit code, and everything it printed."""
+
+    exit_code: int
+    output: str
 
 
-def invoke(server: Any, *args: str) -> Any:
-    return runner.invoke(app, list(args), env=env_of(server))
+def invoke(server: Any, *args: str, env: dict[str, str] | None = None) -> Result:
+    done = run_cli(server, *args, env=env)
+    return Result(done.code, done.text)
 
 
 def test_plan_exits_0_without_changes_and_2_with_changes(demo: Any, tmp_path: Path) -> None:
@@ -151,7 +152,7 @@ def test_ask_streams_a_grounded_answer(demo: Any) -> None:
 
 def test_missing_credentials_name_the_variable() -> None:
     env = {"ESTATEBOT_BASE_URL": "http://127.0.0.1:9", "ESTATEBOT_PROGRESS": "0"}
-    result = runner.invoke(app, ["ask", "hi", "--serial", "x"], env=env)
+    result = invoke(None, "ask", "hi", "--serial", "x", env=cli_env(None, **env))
     assert result.exit_code == 1
     assert "ESTATEBOT_API_KEY" in result.output
 
@@ -209,3 +210,11 @@ def test_plan_set_overrides_every_listing(demo: Any, tmp_path: Path) -> None:
     bad = invoke(demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--set", "ParkingSpots")
     assert bad.exit_code == 64
     assert "--set" in bad.output
+
+
+def test_demo_runs_the_main_job_end_to_end(tmp_path: Path) -> None:
+    done = invoke(None, "demo", "--out", str(tmp_path / "demo"), "--sheet",
+                  str(SAMPLES / "mls_export_week2.xlsx"))  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "8 created, 21 updated, 4 deleted" in done.output
+    assert (tmp_path / "demo" / "plan.json").exists()
