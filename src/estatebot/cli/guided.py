@@ -70,9 +70,8 @@ class Guided:
     """One guided run of ``kind`` on the chatbot ``serial``."""
 
     kind: Kind
-    serial: str
-    service: str
     client: Client
+    serial: str
     runs: RunFlags
     show: ShowFlags
     applying: ApplyFlags
@@ -80,7 +79,11 @@ class Guided:
     sheet: Path | None = None
 
     def __post_init__(self) -> None:
+        from estatebot.listings.sync.sent import service_address
+
         self.console = out_console()
+        #: The service's address, which a run is bound to (never a credential).
+        self.service = service_address(self.client) or ""
 
     # -- resuming
 

@@ -21,10 +21,8 @@ from estatebot.api.errors import EstatebotError
 __all__ = [
     "ConcurrencyOption",
     "KeyName",
-    "KeyOption",
     "ProgressOption",
     "SerialOption",
-    "YesOption",
     "check_encoding",
     "parse_pairs",
     "read_pairs_file",
@@ -56,20 +54,8 @@ ProgressOption = Annotated[
         show_default=False,
     ),
 ]
-KeyOption = Annotated[
-    KeyName,
-    typer.Option("--key", case_sensitive=False, help="Match rows and listings by this key."),
-]
 ConcurrencyOption = Annotated[
     int, typer.Option("--concurrency", min=1, max=64, help="Requests at once.")
-]
-YesOption = Annotated[
-    bool,
-    typer.Option(
-        "--yes",
-        "-y",
-        help="Apply without asking (for scheduled jobs; without a terminal it is required).",
-    ),
 ]
 
 

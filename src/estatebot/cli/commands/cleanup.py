@@ -58,7 +58,6 @@ def cleanup(
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
     from estatebot.listings.sync.cleanup import plan_cleanup
-    from estatebot.listings.sync.sent import service_address
 
     if not status and min_days_on_market is None:
         raise typer.BadParameter(
@@ -66,16 +65,7 @@ def cleanup(
             param_hint="--status / --min-days-on-market",
         )
     with Client() as client:
-        guided = Guided(
-            kind="cleanup",
-            serial=serial,
-            service=service_address(client) or "",
-            client=client,
-            runs=runs,
-            show=show,
-            applying=applying,
-            progress=progress,
-        )
+        guided = Guided("cleanup", client, serial, runs, show, applying, progress)
         guided.resume_if_interrupted()
         remote = pull_listings(client, serial, progress=progress)
         made = plan_cleanup(

@@ -47,20 +47,9 @@ def sync(
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
     from estatebot.listings.sync.plan import plan_sync
-    from estatebot.listings.sync.sent import service_address
 
     with Client() as client:
-        guided = Guided(
-            kind="sync",
-            serial=serial,
-            service=service_address(client) or "",
-            client=client,
-            runs=runs,
-            show=show,
-            applying=applying,
-            progress=progress,
-            sheet=sheet,
-        )
+        guided = Guided("sync", client, serial, runs, show, applying, progress, sheet=sheet)
         guided.resume_if_interrupted()
         read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
         remote = pull_listings(client, serial, progress=progress)
