@@ -109,3 +109,20 @@ def test_every_exit_code_is_in_the_one_table_and_the_readme() -> None:
     section = section[: section.index("\n## ", 1)]
     documented = [int(code) for code in re.findall(r"^\| (\d+) \|", section, re.MULTILINE)]
     assert documented == [int(code) for code in ExitCode]
+
+
+def test_a_failed_page_hint_names_the_pull_flag_only_where_it_exists() -> None:
+    from estatebot.api.errors import PullError, ServerError
+    from estatebot.cli.failures import settings
+
+    message = str(PullError(3, ServerError("boom", status_code=500, operation="RealEstateList")))
+    assert "on_error='skip'" in message
+    try:
+        settings.command = "pull"
+        assert "(pass --skip-failed-pages to keep the pages that did arrive)" in in_cli_terms(
+            message
+        )
+        settings.command = "sync"
+        assert in_cli_terms(message).endswith("(try again when the service answers)")
+    finally:
+        settings.command = ""
