@@ -1,8 +1,8 @@
 """Listing values as a person reads them in a terminal: money formatted, long text shortened.
 
-A change of a long text shows the words that changed and a few around them, marked the way
-``wdiff`` does (``[-removed-]`` and ``{+added+}``), so the change reads the same with colour or
-without. Every text passes :func:`~estatebot.cli.console.safe` (it is untrusted) and goes into
+A change of a long text shows the words that changed and a few around them, marked as word
+diffs commonly are (``[-removed-]`` and ``{+added+}``), so the change reads the same with colour
+or without. Every text passes :func:`~estatebot.cli.console.safe` (it is untrusted) and goes into
 a :class:`rich.text.Text`, never parsed as markup.
 """
 
