@@ -1,4 +1,7 @@
-"""The ``estatebot`` command against the real emulator: outputs, files and exit codes."""
+"""The ``estatebot`` command against the real emulator: outputs, files and exit codes.
+
+Each command runs as a child process, as a person or a scheduled job runs it (see
+:mod:`clirun`)."""
 
 from __future__ import annotations
 
@@ -8,19 +11,18 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from estatebot.cli import app
+from clirun import cli_env, run_cli
 from estatebot.emulator import running
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
-runner = CliRunner()
 
 
 @pytest.fixture
@@ -29,18 +31,17 @@ def demo() -> Iterator[Any]:
         yield server
 
 
-def env_of(server: Any) -> dict[str, str]:
-    return {
-        "ESTATEBOT_BASE_URL": server.base_url,
-        "ESTATEBOT_API_KEY": server.api_key,
-        "ESTATEBOT_SESSION_KEY": server.session_key,
-        "ESTATEBOT_SERIAL": server.serial,
-        "ESTATEBOT_PROGRESS": "0",
-    }
+@dataclass(frozen=True)
+class Result:
+    """What a command did: its exit code, and everything it printed."""
+
+    exit_code: int
+    output: str
 
 
-def invoke(server: Any, *args: str) -> Any:
-    return runner.invoke(app, list(args), env=env_of(server))
+def invoke(server: Any, *args: str, env: dict[str, str] | None = None) -> Result:
+    done = run_cli(server, *args, env=env)
+    return Result(done.code, done.text)
 
 
 def test_plan_exits_0_without_changes_and_2_with_changes(demo: Any, tmp_path: Path) -> None:
@@ -106,14 +107,16 @@ def test_a_stale_plan_is_refused_with_exit_1(demo: Any, tmp_path: Path) -> None:
 
 def test_errors_exit_1_with_a_message_and_no_traceback(demo: Any, tmp_path: Path) -> None:
     missing = invoke(demo, "plan", str(tmp_path / "nope.xlsx"))
-    assert missing.exit_code == 1
-    assert missing.output.startswith("error:")
+    assert missing.exit_code == 64  # a path that is not there is a mistake of the command line
+    assert "'SHEET': file" in missing.output
+    assert "does not exist" in missing.output
+    assert "Traceback" not in missing.output
     # Law 2: no currency column is no error: the listings keep theirs, and the reader says so.
     no_currency = invoke(demo, "plan", str(SAMPLES / "mls_export.xlsx"))
     assert no_currency.exit_code == 0, no_currency.output
     assert "CurrencySymbol: has no column" in no_currency.output
     bad_default = invoke(demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--default", "oops")
-    assert bad_default.exit_code == 2
+    assert bad_default.exit_code == 64  # a usage error: never read as "changes" (2)
     assert "FIELD=VALUE" in bad_default.output
 
 
@@ -137,7 +140,7 @@ def test_test_chat_gates_on_failures(demo: Any, tmp_path: Path) -> None:
     cases = tmp_path / "failing.csv"
     cases.write_text("name,question,expect_contains\nimpossible,Hello,zebra crossing\n")
     failing = invoke(demo, "test-chat", str(cases))
-    assert failing.exit_code == 1
+    assert failing.exit_code == 4  # the cases ran and one failed: not an error (1)
     assert "FAIL impossible" in failing.output
 
 
@@ -149,7 +152,7 @@ def test_ask_streams_a_grounded_answer(demo: Any) -> None:
 
 def test_missing_credentials_name_the_variable() -> None:
     env = {"ESTATEBOT_BASE_URL": "http://127.0.0.1:9", "ESTATEBOT_PROGRESS": "0"}
-    result = runner.invoke(app, ["ask", "hi", "--serial", "x"], env=env)
+    result = invoke(None, "ask", "hi", "--serial", "x", env=cli_env(None, **env))
     assert result.exit_code == 1
     assert "ESTATEBOT_API_KEY" in result.output
 
@@ -205,5 +208,13 @@ def test_plan_set_overrides_every_listing(demo: Any, tmp_path: Path) -> None:
     assert done.exit_code == 2, done.output
     assert "overrides: ParkingSpots=0" in done.output
     bad = invoke(demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--set", "ParkingSpots")
-    assert bad.exit_code == 2
+    assert bad.exit_code == 64
     assert "--set" in bad.output
+
+
+def test_demo_runs_the_main_job_end_to_end(tmp_path: Path) -> None:
+    done = invoke(None, "demo", "--out", str(tmp_path / "demo"), "--sheet",
+                  str(SAMPLES / "mls_export_week2.xlsx"))  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "8 created, 21 updated, 4 deleted" in done.output
+    assert (tmp_path / "demo" / "plan.json").exists()

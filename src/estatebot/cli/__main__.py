@@ -1,0 +1,5 @@
+"""``python -m estatebot.cli``: the ``estatebot`` command."""
+
+from estatebot.cli.main import main
+
+main()

@@ -1,0 +1,78 @@
+"""``estatebot cleanup``: delete stale listings, planned, shown, guarded, asked and backed up."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from estatebot.cli.flag_groups import with_flags
+from estatebot.cli.guided import Guided, RunFlags
+from estatebot.cli.options import KeyName, ProgressOption, SerialOption
+from estatebot.cli.plan_flags import ApplyFlags, GuardFlags, ShowFlags
+
+__all__ = ["cleanup"]
+
+
+@with_flags(guards=GuardFlags, runs=RunFlags, show=ShowFlags, applying=ApplyFlags)
+def cleanup(
+    serial: SerialOption,
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status",
+            metavar="STATUS",
+            help="Delete listings with this Status, e.g. Sold (repeatable).",
+        ),
+    ] = None,
+    min_days_on_market: Annotated[
+        int | None,
+        typer.Option(
+            "--min-days-on-market",
+            min=0,
+            metavar="DAYS",
+            help="Delete listings on the market at least this many days.",
+        ),
+    ] = None,
+    key: Annotated[
+        KeyName,
+        typer.Option("--key", case_sensitive=False, help="Delete listings by this key."),
+    ] = KeyName.NEWOAKS,
+    progress: ProgressOption = None,
+    *,
+    guards: GuardFlags,
+    runs: RunFlags,
+    show: ShowFlags,
+    applying: ApplyFlags,
+) -> None:
+    """Delete stale listings: those with a --status, or on the market --min-days-on-market.
+
+    A listing is chosen when its Status is one of --status OR it has been on the market at
+    least --min-days-on-market days. The plan of deletes is shown, guarded like a sync's
+    (--max-delete-fraction), asked for (--yes for scheduled jobs) and applied with a journal
+    and a backup (`estatebot restore` puts the listings back).
+
+    Exit 0 nothing to delete, 2 listings deleted, 4 a delete failed, 5 not applied, 1 an error,
+    130 interrupted.
+    """
+    from estatebot.api.client import Client
+    from estatebot.listings.remote.pull import pull_listings
+    from estatebot.listings.sync.cleanup import plan_cleanup
+
+    if not status and min_days_on_market is None:
+        raise typer.BadParameter(
+            "say which listings are stale: --status (e.g. Sold) and/or --min-days-on-market",
+            param_hint="--status / --min-days-on-market",
+        )
+    with Client() as client:
+        guided = Guided("cleanup", client, serial, runs, show, applying, progress)
+        guided.resume_if_interrupted()
+        remote = pull_listings(client, serial, progress=progress)
+        made = plan_cleanup(
+            remote,
+            status=tuple(status or ()),
+            min_days_on_market=min_days_on_market,
+            key=key.value,
+            **guards.options(),
+        )
+        guided.apply_new(made)

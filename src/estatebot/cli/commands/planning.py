@@ -1,0 +1,82 @@
+"""``estatebot plan``: read a sheet, pull the listings, show and save what a sync would do."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from estatebot.cli.codes import plan_code
+from estatebot.cli.console import out_console
+from estatebot.cli.flag_groups import with_flags
+from estatebot.cli.options import ProgressOption, SerialOption
+from estatebot.cli.plan_flags import GuardFlags, ShowFlags, SyncFlags
+from estatebot.cli.plan_view import render_plan, render_sheet
+from estatebot.cli.report_view import shown_path
+from estatebot.cli.sheet_flags import SheetFlags, read_with_flags
+
+__all__ = ["plan"]
+
+SheetArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="SHEET",
+        help="The MLS export: .xlsx, .csv (or .tsv, .txt) or .parquet.",
+        exists=True,
+        dir_okay=False,
+        readable=True,
+    ),
+]
+
+
+@with_flags(planning=SyncFlags, guards=GuardFlags, show=ShowFlags, flags=SheetFlags)
+def plan(
+    sheet: SheetArgument,
+    serial: SerialOption,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            dir_okay=False,
+            help="Where to save the plan (JSON; its workbook goes beside it as .xlsx).",
+        ),
+    ] = Path("plan.json"),
+    progress: ProgressOption = None,
+    *,
+    planning: SyncFlags,
+    guards: GuardFlags,
+    show: ShowFlags,
+    flags: SheetFlags,
+) -> None:
+    """Plan the sync of a spreadsheet: show each change, save the plan and its workbook.
+
+    Nothing is sent. Exit 0 when the listings are in step with the sheet (every row valid,
+    nothing to change), 2 when the plan has changes, 3 when rows are invalid or held back
+    (whatever else the plan does), 1 on an error. `estatebot apply PLAN` carries it out.
+    """
+    from estatebot.api.client import Client
+    from estatebot.listings.remote.pull import pull_listings
+    from estatebot.listings.sync.plan import plan_sync
+
+    read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
+    with Client() as client:
+        remote = pull_listings(client, serial, progress=progress)
+    made = plan_sync(read, remote, **planning.options(), **guards.options())
+    preview = out.with_suffix(".xlsx")
+    console = out_console()
+    render_sheet(console, read, plan=made, max_rows=show.max_rows)
+    render_plan(
+        console, made, detail=show.detail, max_rows=show.max_rows, where=shown_path(preview)
+    )
+    made.save(out)
+    made.to_excel(preview)
+    console.print(f"Saved: {shown_path(out)} (the plan), {shown_path(preview)} (its workbook).")
+    if made.is_empty and not (made.invalid or made.held_back):
+        console.print("Nothing to change: the listings are in step with the sheet.")
+    if not made.is_empty:
+        command = shlex.join(["estatebot", "apply", shown_path(out), "--serial", serial])
+        console.print(f"To apply it: {command}")
+    raise typer.Exit(plan_code(made))

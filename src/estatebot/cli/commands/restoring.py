@@ -1,0 +1,39 @@
+"""``estatebot restore``: put the listings of a backup back as they were."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from estatebot.cli.codes import ExitCode
+from estatebot.cli.console import out_console
+from estatebot.cli.options import ConcurrencyOption, ProgressOption, SerialOption
+from estatebot.cli.report_view import render_report
+
+__all__ = ["restore"]
+
+
+def restore(
+    backup: Annotated[
+        Path,
+        typer.Argument(
+            help="A backup written by `apply`, `sync` or `cleanup` (.json or .xlsx).",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+        ),
+    ],
+    serial: SerialOption,
+    concurrency: ConcurrencyOption = 8,
+    progress: ProgressOption = None,
+) -> None:
+    """Put the listings of a backup back as they were (exit 0, 4 when any failed, 1 error)."""
+    from estatebot.api.client import Client
+    from estatebot.listings.sync.restore import restore as restore_backup
+
+    with Client() as client:
+        result = restore_backup(backup, client, serial, concurrency=concurrency, progress=progress)
+    render_report(out_console(), result)
+    raise typer.Exit(ExitCode.OK if result.ok else ExitCode.FAILED)

@@ -1,0 +1,58 @@
+"""``estatebot sync``: the whole job in one command: pull, read, plan, show, ask, apply, report."""
+
+from __future__ import annotations
+
+from estatebot.cli.commands.planning import SheetArgument
+from estatebot.cli.console import out_console
+from estatebot.cli.flag_groups import with_flags
+from estatebot.cli.guided import Guided, RunFlags
+from estatebot.cli.options import ProgressOption, SerialOption
+from estatebot.cli.plan_flags import ApplyFlags, GuardFlags, ShowFlags, SyncFlags
+from estatebot.cli.plan_view import render_sheet
+from estatebot.cli.sheet_flags import SheetFlags, read_with_flags
+
+__all__ = ["sync"]
+
+
+@with_flags(
+    planning=SyncFlags,
+    guards=GuardFlags,
+    runs=RunFlags,
+    show=ShowFlags,
+    applying=ApplyFlags,
+    flags=SheetFlags,
+)
+def sync(
+    sheet: SheetArgument,
+    serial: SerialOption,
+    progress: ProgressOption = None,
+    *,
+    planning: SyncFlags,
+    guards: GuardFlags,
+    runs: RunFlags,
+    show: ShowFlags,
+    applying: ApplyFlags,
+    flags: SheetFlags,
+) -> None:
+    """Sync a spreadsheet to the chatbot's listings in one go, with a journal and a backup.
+
+    Pulls the listings, reads the sheet, plans, shows the plan, asks (only 'yes' approves;
+    --yes for scheduled jobs; without a terminal nothing is applied unless --yes), applies it
+    with a journal and a backup in a run folder, and shows the report. Run again after an
+    interruption, it resumes that run: nothing is done twice.
+
+    Exit 0 nothing to do, 2 changes made, 3 rows invalid or held back, 4 an operation failed,
+    5 not applied (declined, or no terminal and no --yes), 1 an error, 130 interrupted.
+    """
+    from estatebot.api.client import Client
+    from estatebot.listings.remote.pull import pull_listings
+    from estatebot.listings.sync.plan import plan_sync
+
+    with Client() as client:
+        guided = Guided("sync", client, serial, runs, show, applying, progress, sheet=sheet)
+        guided.resume_if_interrupted()
+        read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
+        remote = pull_listings(client, serial, progress=progress)
+        made = plan_sync(read, remote, **planning.options(), **guards.options())
+        render_sheet(out_console(), read, plan=made, max_rows=show.max_rows)
+        guided.apply_new(made)

@@ -1,0 +1,196 @@
+"""The guided apply of ``sync`` and ``cleanup``: show, save, ask, apply, report, resume.
+
+A plan with something to do gets a run folder (:mod:`~estatebot.cli.runs`) holding the plan,
+its workbook, the journal, the backup and the report; the person is asked (``--yes`` for jobs;
+without a terminal nothing is asked and nothing applied); the apply is journaled and backed up;
+the report is shown and saved. The same command run again after an interruption finds the run
+still ``applying`` and resumes its plan, unless ``--no-resume``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+from rich.text import Text
+
+from estatebot.cli.codes import ExitCode, applied_code, plan_code
+from estatebot.cli.confirm import Answer, ask_to_apply
+from estatebot.cli.console import out_console, safe
+from estatebot.cli.execution import Files, carry_out, journal_progress, resume_command, tracked
+from estatebot.cli.plan_flags import ApplyFlags, ShowFlags
+from estatebot.cli.plan_view import Detail, render_plan
+from estatebot.cli.report_view import render_report, shown_path
+from estatebot.cli.runs import RUNS_DIR, Kind, Run, file_digest, find_unfinished, new_run
+
+if TYPE_CHECKING:
+    from estatebot.api.client import Client
+    from estatebot.listings.sync.artifact import PlanArtifact
+
+__all__ = ["Guided", "RunFlags"]
+
+
+@dataclass(frozen=True)
+class RunFlags:
+    """Where runs are kept, and whether to ask."""
+
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="Apply without asking (for scheduled jobs; without a terminal it is needed).",
+            rich_help_panel="Applying",
+        ),
+    ] = False
+    runs_dir: Annotated[
+        Path,
+        typer.Option(
+            "--runs-dir",
+            file_okay=False,
+            envvar="ESTATEBOT_RUNS_DIR",
+            help="Where each run keeps its plan, journal, backup and report.",
+            rich_help_panel="Applying",
+        ),
+    ] = RUNS_DIR
+    no_resume: Annotated[
+        bool,
+        typer.Option(
+            "--no-resume",
+            help="Plan afresh even when an earlier run was interrupted (it is then abandoned).",
+            rich_help_panel="Applying",
+        ),
+    ] = False
+
+
+@dataclass
+class Guided:
+    """One guided run of ``kind`` on the chatbot ``serial``."""
+
+    kind: Kind
+    client: Client
+    serial: str
+    runs: RunFlags
+    show: ShowFlags
+    applying: ApplyFlags
+    progress: bool | None
+    sheet: Path | None = None
+
+    def __post_init__(self) -> None:
+        from estatebot.listings.sync.sent import service_address
+
+        self.console = out_console()
+        #: The service's address, which a run is bound to (never a credential).
+        self.service = service_address(self.client) or ""
+
+    # -- resuming
+
+    def resume_if_interrupted(self) -> None:
+        """Resume the run this command left interrupted (exits when there is one)."""
+        run = find_unfinished(
+            self.runs.runs_dir, self.kind, serial=self.serial, service=self.service,
+            sheet=self.sheet,
+        )  # fmt: skip
+        if run is None:
+            return
+        if self.runs.no_resume:
+            run.mark("abandoned")
+            self.console.print(
+                Text(f"The interrupted run in {shown_path(run.folder)} is abandoned (--no-resume).")
+            )
+            return
+        self._resume(run)
+
+    def _resume(self, run: Run) -> NoReturn:
+        from estatebot.listings.sync.plan import SyncPlan
+
+        plan = SyncPlan.load(run.plan_path)
+        done, _ = journal_progress(run.journal_path)
+        total = len(plan.operations())
+        self.console.print(
+            Text(
+                f"Resuming the {self.kind} interrupted in {shown_path(run.folder)} (started "
+                f"{run.started}): {done} of {total} operations were done. Its plan goes on with "
+                "its journal and backup, so nothing is done twice (--no-resume plans afresh).",
+                style="bold",
+            )
+        )
+        if self.sheet is not None and run.sheet_digest not in (None, file_digest(self.sheet)):
+            self.console.print(
+                Text(f"Note: {safe(self.sheet.name)} changed since that plan was made.", "yellow")
+            )
+        render_plan(self.console, plan, detail=Detail.SUMMARY)
+        self._confirm_and_apply(plan, run, resumed=True)
+
+    # -- a new plan
+
+    def apply_new(self, plan: PlanArtifact) -> NoReturn:
+        """Show ``plan``; when it has work, save it in a new run, ask, apply and report."""
+        render_plan(
+            self.console, plan, detail=self.show.detail, max_rows=self.show.max_rows,
+            where="the run's plan.xlsx",
+        )  # fmt: skip
+        if plan.is_empty:
+            self.console.print(self._nothing_to_do(plan))
+            raise typer.Exit(plan_code(plan))
+        run = new_run(
+            self.runs.runs_dir, self.kind, serial=self.serial, service=self.service,
+            sheet=self.sheet,
+        )  # fmt: skip
+        plan.save(run.plan_path)
+        plan.to_excel(run.preview_path)
+        self.console.print(
+            f"Saved in {shown_path(run.folder)}: plan.json (the plan), plan.xlsx (its workbook)."
+        )
+        self._confirm_and_apply(plan, run, resumed=False)
+
+    def _nothing_to_do(self, plan: PlanArtifact) -> Text:
+        if plan.invalid or plan.held_back:
+            return Text("Nothing to apply; the rows above are not synced.", style="bold yellow")
+        if self.kind == "cleanup":
+            return Text("Nothing to apply: no listing matches.", style="bold green")
+        return Text("Nothing to apply: the listings are in step with the sheet.", "bold green")
+
+    # -- asking and applying
+
+    def _confirm_and_apply(self, plan: PlanArtifact, run: Run, *, resumed: bool) -> NoReturn:
+        files = Files(plan=run.plan_path, journal=run.journal_path, backup=run.backup_path)
+        verb = "Resume applying" if resumed else "Apply"
+        answer = ask_to_apply(f"{verb} this plan to chatbot {self.serial}?", yes=self.runs.yes)
+        if answer is not Answer.APPROVED:
+            run.mark("applying" if resumed else "declined")
+            self._not_applied(answer, files)
+        hint = f"(or run the same `estatebot {self.kind}` again: it resumes)"
+        with tracked(run, files):
+            report = carry_out(
+                plan, self.client, self.serial, files, self.applying, progress=self.progress,
+                resume_hint=hint,
+            )  # fmt: skip
+        report.to_excel(run.report_path)
+        self.console.print()
+        render_report(self.console, report, max_rows=self.show.max_rows)
+        self.console.print(f"  report:  {shown_path(run.report_path)}")
+        self.console.print(
+            f"  undo:    estatebot restore {shown_path(run.backup_path)} --serial {self.serial}"
+            if run.backup_path.exists()
+            else "  undo:    nothing to restore (no listing was updated or deleted)"
+        )
+        if resumed and self.sheet is not None:
+            self.console.print(
+                "The sheet was not read again: run the same command again to plan it against "
+                "the service as it is now."
+            )
+        raise typer.Exit(applied_code(plan, report.ok))
+
+    def _not_applied(self, answer: Answer, files: Files) -> NoReturn:
+        if answer is Answer.NO_TERMINAL:
+            text = "Not applied: no terminal to ask on; pass --yes to apply without asking."
+        else:
+            text = "Not applied."
+        self.console.print(Text(text, style="bold yellow"))
+        self.console.print(
+            f"The plan is kept; to apply it as it is: {resume_command(files, self.serial)}"
+        )
+        raise typer.Exit(ExitCode.NOT_APPLIED)

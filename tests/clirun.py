@@ -1,0 +1,72 @@
+"""Running the ``estatebot`` command as a person or a job would: a child process.
+
+:func:`run_cli` runs ``python -m estatebot.cli`` (the entry point of the ``estatebot`` console
+script) in the current folder, with the emulator's address and keys in its environment,
+progress bars off, colour off and a fixed width, so its output is stable; and returns what it
+printed and its exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+WIDTH = "100"
+
+
+@dataclass(frozen=True)
+class Done:
+    """A finished command: exit code, standard output, standard error."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        """Everything it printed, output then errors."""
+        return self.out + self.err
+
+
+def cli_env(server: Any | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a command run against ``server`` (an emulator), with ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "CI", "TERM")}
+    env.update(ESTATEBOT_PROGRESS="0", NO_COLOR="1", COLUMNS=WIDTH, PYTHONUNBUFFERED="1")
+    if server is not None:
+        env.update(
+            ESTATEBOT_BASE_URL=server.base_url,
+            ESTATEBOT_API_KEY=server.api_key,
+            ESTATEBOT_SESSION_KEY=server.session_key,
+            ESTATEBOT_SERIAL=server.serial,
+        )
+    env.update(extra)
+    return env
+
+
+def command(*args: str) -> list[str]:
+    """The argument list that runs ``estatebot ARGS``."""
+    return [sys.executable, "-m", "estatebot.cli", *args]
+
+
+def run_cli(
+    server: Any | None,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float = 180,
+) -> Done:
+    """Run ``estatebot ARGS`` to its end; standard input is empty (not a terminal) by default."""
+    done = subprocess.run(
+        command(*args),
+        env=dict(env) if env is not None else cli_env(server),
+        input=stdin or "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return Done(done.returncode, done.stdout, done.stderr)
