@@ -36,6 +36,26 @@ DISCLAIMER = (
 )
 
 
+#: A complete listing by API field names (every field a create needs but a price and a city):
+#: the row the sheet-reading tests start from and override.
+SHEET_ROW: dict[str, Any] = {
+    "MLSNumber": "M1",
+    "Status": "Active",
+    "SaleType": "for_sale",
+    "PropertyType": "House",
+    "Bedrooms": 3,
+    "Bathrooms": 2,
+    "Url": "https://example.com/1",
+    "YearBuilt": 2001,
+    "DaysOnMarket": 4,
+    "LotArea": 5000,
+    "BuildingArea": 1500,
+    "AreaUnit": "Square Feet",
+    "ParkingSpots": 1,
+    "CurrencySymbol": "$",
+}
+
+
 def write_xlsx(
     path: Path,
     headers: Sequence[str],

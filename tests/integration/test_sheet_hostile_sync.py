@@ -16,23 +16,11 @@ import pytest
 
 import estatebot as eb
 from estatebot.emulator import EmulatorServer
+from fixtures_sheets import SHEET_ROW
 
 #: A complete listing by API field names (every field a create needs).
 BASE: dict[str, Any] = {
-    "MLSNumber": "M1",
-    "Status": "Active",
-    "SaleType": "for_sale",
-    "PropertyType": "House",
-    "Bedrooms": 3,
-    "Bathrooms": 2,
-    "Url": "https://example.com/1",
-    "YearBuilt": 2001,
-    "DaysOnMarket": 4,
-    "LotArea": 5000,
-    "BuildingArea": 1500,
-    "AreaUnit": "Square Feet",
-    "ParkingSpots": 1,
-    "CurrencySymbol": "$",
+    **SHEET_ROW,
     "City": "Austin",
     "SalePrice": 450000,
     "Description": "Café near the park",

@@ -25,56 +25,16 @@ from openpyxl.worksheet.worksheet import Worksheet
 from estatebot._cells import XLSX_MAX_CHARS, CellWarning
 from estatebot.api.errors import PlanError
 from estatebot.chat.harness.results import ChatTestResults
-from estatebot.listings import schema
 from estatebot.listings.sheet.read import read_sheet
 from estatebot.listings.sync.backup import read_backup, read_backup_raw, write_backup
 from estatebot.listings.sync.items import Change, PlannedOp
 from estatebot.listings.sync.plan import SyncPlan, plan_sync
 from estatebot.listings.sync.report import FAILED, ApplyReport, OpOutcome, outcomes_frame
+from factories import complete_listing as listing
+from factories import remote_frame, sheet_frame
 
 FORMULAS = ["=SUM(A1)", '=HYPERLINK("http://evil.example","go")', "+1+2", "-5% off", "@SUM(A1)"]
 LONG = "Sunny. " * 5_999 + "Sunny!!"  # 42,000 characters: more than a cell holds
-
-
-def listing(n: int, **overrides: Any) -> dict[str, Any]:
-    """A complete, valid listing numbered ``n`` (MLS number ``M{n}``)."""
-    values: dict[str, Any] = {
-        "SaleType": "for_sale",
-        "Status": "Active",
-        "CurrencySymbol": "$",
-        "PropertyType": "Single Family",
-        "Bedrooms": 3,
-        "Bathrooms": 2.5,
-        "Url": f"https://homes.example/{n}",
-        "MLSNumber": f"M{n}",
-        "YearBuilt": 1999,
-        "DaysOnMarket": 10,
-        "LotArea": 6000.0,
-        "BuildingArea": 1850.0,
-        "AreaUnit": "Square Feet",
-        "ParkingSpots": 2,
-        "Images": [f"https://img.example/{n}/1.jpg"],
-        "ExtensionColumn": {"Pool": "Yes"},
-        "Description": f"Home {n}",
-        "City": "Austin",
-        "Latitude": 30.2672,
-        "Longitude": -97.7431,
-        "SalePrice": 450000.0,
-    }
-    return {**values, **overrides}
-
-
-def remote_frame(*rows: dict[str, Any]) -> pd.DataFrame:
-    """Pulled listings: IDs 1, 2, …"""
-    records = [{"ID": i + 1, **row} for i, row in enumerate(rows)]
-    return schema.conform(pd.DataFrame.from_records(records, columns=list(schema.COLUMNS)))
-
-
-def sheet_frame(*rows: dict[str, Any]) -> pd.DataFrame:
-    """A sheet: no IDs, the index the spreadsheet's row numbers from 2."""
-    frame = schema.conform(pd.DataFrame.from_records(list(rows), columns=list(schema.COLUMNS)))
-    frame.index = pd.RangeIndex(2, len(rows) + 2, name="row")
-    return frame
 
 
 def header_of(sheet: Worksheet) -> dict[str, int]:

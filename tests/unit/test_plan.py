@@ -23,50 +23,10 @@ from estatebot.listings.sync.plan import (
     plan_cleanup,
     plan_sync,
 )
+from factories import complete_listing as listing
+from factories import remote_frame, sheet_frame
 
 # --------------------------------------------------------------------------- builders
-
-
-def listing(n: int, **overrides: Any) -> dict[str, Any]:
-    """A complete, valid listing numbered ``n`` (MLS number ``M{n}``)."""
-    values: dict[str, Any] = {
-        "SaleType": "for_sale",
-        "Status": "Active",
-        "CurrencySymbol": "$",
-        "PropertyType": "Single Family",
-        "Bedrooms": 3,
-        "Bathrooms": 2.5,
-        "Url": f"https://homes.example/{n}",
-        "MLSNumber": f"M{n}",
-        "YearBuilt": 1999,
-        "DaysOnMarket": 10,
-        "LotArea": 6000.0,
-        "BuildingArea": 1850.0,
-        "AreaUnit": "Square Feet",
-        "ParkingSpots": 2,
-        "Images": [f"https://img.example/{n}/1.jpg", f"https://img.example/{n}/2.jpg"],
-        "ExtensionColumn": {"Pool": "Yes"},
-        "Description": f"Home {n}",
-        "City": "Austin",
-        "Latitude": 30.2672,
-        "Longitude": -97.7431,
-        "SalePrice": 450000.0,
-    }
-    values.update(overrides)
-    return values
-
-
-def remote_frame(*rows: dict[str, Any]) -> pd.DataFrame:
-    """A pulled-listings frame: IDs 1, 2, … unless given."""
-    records = [{"ID": i + 1, **row} for i, row in enumerate(rows)]
-    return schema.conform(pd.DataFrame.from_records(records, columns=list(schema.COLUMNS)))
-
-
-def sheet_frame(*rows: dict[str, Any]) -> pd.DataFrame:
-    """A sheet frame: no IDs, index = spreadsheet row numbers from 2."""
-    frame = schema.conform(pd.DataFrame.from_records(list(rows), columns=list(schema.COLUMNS)))
-    frame.index = pd.RangeIndex(2, len(rows) + 2, name="row")
-    return frame
 
 
 def as_sheet(remote: pd.DataFrame) -> pd.DataFrame:

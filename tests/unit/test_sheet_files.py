@@ -32,22 +32,7 @@ except ImportError:  # tests/ is on sys.path only when pytest is configured with
     import fixtures_sheets as fx
 
 #: A complete listing by API field names (every required field present).
-BASE: dict[str, Any] = {
-    "MLSNumber": "M1",
-    "Status": "Active",
-    "SaleType": "for_sale",
-    "PropertyType": "House",
-    "Bedrooms": 3,
-    "Bathrooms": 2,
-    "Url": "https://example.com/1",
-    "YearBuilt": 2001,
-    "DaysOnMarket": 4,
-    "LotArea": 5000,
-    "BuildingArea": 1500,
-    "AreaUnit": "Square Feet",
-    "ParkingSpots": 1,
-    "CurrencySymbol": "$",
-}
+BASE: dict[str, Any] = fx.SHEET_ROW
 HEADERS = [*BASE, "City", "SalePrice", "Description"]
 
 
