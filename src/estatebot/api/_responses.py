@@ -193,30 +193,20 @@ class StreamBody:
     content: bytes
 
 
-def parse_stream_reply(
-    operation: Operation,
-    status: int,
-    headers: Mapping[str, str],
-    content: bytes,
-    url: str | None = None,
-) -> Any:
-    """As :func:`parse_response`, for a reply to ``stream: true`` read whole: a 2xx body that is
-    not an envelope is the stream itself (:class:`StreamBody`)."""
-    if 200 <= status < 300 and _envelope(content) is None:
-        return StreamBody(content)
-    return parse_response(operation, status, headers, content, url)
-
-
 def parse_response(
     operation: Operation,
     status: int,
     headers: Mapping[str, str],
     content: bytes,
     url: str | None = None,
+    *,
+    stream: bool = False,
 ) -> Any:
     """The ``Data`` of a successful reply; raises the matching :class:`~errors.APIError`.
 
-    ``url`` is the address asked, against which a relative redirect is resolved.
+    ``url`` is the address asked, against which a relative redirect is resolved. For a reply to
+    ``stream: true`` read whole (``stream``), a 2xx body that is not an envelope is the stream
+    itself: a :class:`StreamBody`.
     """
     if 300 <= status < 400:
         raise redirect_error(operation, status, headers, url)
@@ -224,6 +214,8 @@ def parse_response(
     if 200 <= status < 300 and envelope is not None and envelope.success:
         return envelope.data
     if 200 <= status < 300 and envelope is None:
+        if stream:
+            return StreamBody(content)
         raise errors.APIError(
             "the reply is not a JSON envelope", operation=operation.name, status_code=status
         )

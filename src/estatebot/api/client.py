@@ -28,7 +28,6 @@ from estatebot.api._responses import (
     is_live_stream,
     parse_data,
     parse_response,
-    parse_stream_reply,
 )
 from estatebot.api._retry import RetryPolicy, log_attempt
 from estatebot.api.chat import AsyncChat, Chat
@@ -207,8 +206,9 @@ class Client(_ClientBase[httpx.Client]):
         if body is None:
             return response, None
         url = str(request.url)
-        parse = parse_stream_reply if stream else parse_response
-        return response, parse(operation, response.status_code, response.headers, body, url)
+        return response, parse_response(
+            operation, response.status_code, response.headers, body, url, stream=stream
+        )
 
     def _read(self, response: httpx.Response, deadline: Deadline) -> bytes:
         """The whole decoded body, within the size cap and the deadline; closes the response."""
@@ -326,8 +326,9 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
         if body is None:
             return response, None
         url = str(request.url)
-        parse = parse_stream_reply if stream else parse_response
-        return response, parse(operation, response.status_code, response.headers, body, url)
+        return response, parse_response(
+            operation, response.status_code, response.headers, body, url, stream=stream
+        )
 
     async def _read(self, response: httpx.Response, deadline: Deadline) -> bytes:
         """The whole decoded body, within the size cap and the deadline; closes the response."""
