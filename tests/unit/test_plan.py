@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -513,6 +514,16 @@ def test_html_view_highlights_and_escapes() -> None:
     assert "1 create, 1 update, 1 delete, 3 unchanged, 1 invalid" in page
     assert "Invalid" in page
     assert "Status" in page
+
+
+def test_html_view_shows_notes_and_refusals_whole() -> None:
+    plan = sample_plan()
+    note = "remote value unknown: " + "the service never shows these fields; " * 8 + "end <b>."
+    plan.notes.append(note)
+    plan.refusals.append("refused: " + "a long reason, " * 20 + "the last words")
+    page = plan._repr_html_()
+    assert html.escape(note) in page
+    assert "the last words" in page
 
 
 def test_html_view_is_bounded() -> None:

@@ -217,10 +217,12 @@ def render_html(plan: ShownPlan) -> str:
         "<div class='estatebot-plan'>",
         f"<p><b>SyncPlan</b> by {_e(plan.key_type)}: {_e(plan.summary())}</p>",
     ]
+    # Refusals and notes are our own sentences: shown whole (a cut one loses what to do).
     for text in plan.refusals:
-        parts.append(f"<p class='refusal' style='color:#a40000'>⚠ {_e(text)}</p>")
+        parts.append(f"<p class='refusal' style='color:#a40000'>⚠ {html.escape(text)}</p>")
     if plan.notes:
-        parts.append("<ul class='notes'>" + "".join(f"<li>{_e(t)}</li>" for t in plan.notes))
+        items = "".join(f"<li>{html.escape(t)}</li>" for t in plan.notes)
+        parts.append("<ul class='notes'>" + items)
         parts.append("</ul>")
     if plan.creates:
         rows = [
