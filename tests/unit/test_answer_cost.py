@@ -120,16 +120,18 @@ def test_a_number_beyond_the_largest_float_is_not_a_criterion(question: str) -> 
         (
             "between 300k and 450k, ATX1001 sold",
             {"min_price": 300_000.0, "max_price": 450_000.0, "mls_numbers": ("ATX1001",),
-             "sold": True},
+             "sold": True, "sale_type": "for_sale"},
         ),
         ("2 baths, $300-500k", {"min_baths": 2.0, "max_baths": 2.0, "min_price": 300_000.0,
-                                "max_price": 500_000.0}),
+                                "max_price": 500_000.0, "sale_type": "for_sale"}),
         ("under $1,250,000 in Austin or San Antonio",
-         {"max_price": 1_250_000.0, "cities": ("Austin", "San Antonio")}),
+         {"max_price": 1_250_000.0, "cities": ("Austin", "San Antonio"),
+          "sale_type": "for_sale"}),
         ("homes 1,234,5678 $5 1234,567,890", {"max_price": 5.0}),
     ],
 )  # fmt: skip
 def test_ordinary_questions_mean_what_they_meant(question: str, expected: dict[str, Any]) -> None:
-    # The rewritten patterns keep their meaning: these are the criteria the engine read before.
+    # The rewritten patterns keep their meaning: these are the criteria the engine read before
+    # (and a price no rent reaches now means a home for sale).
     criteria = parse_question(question, CATALOG)
     assert criteria == Criteria(**expected)

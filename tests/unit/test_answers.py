@@ -134,6 +134,48 @@ def test_property_types_match_in_the_plural() -> None:
     assert parse_question("any condos?", LISTINGS).property_types == ("Condo",)
 
 
+TYPED: list[dict[str, Any]] = [
+    {**LISTINGS[0], "ID": 1, "MLSNumber": "T1", "PropertyType": "Condominium"},
+    {**LISTINGS[1], "ID": 2, "MLSNumber": "T2", "PropertyType": "Townhouse"},
+    {**LISTINGS[2], "ID": 3, "MLSNumber": "T3", "PropertyType": "Single Family Residence"},
+    {**LISTINGS[3], "ID": 4, "MLSNumber": "T4", "PropertyType": "Apartment"},
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "types"),
+    [
+        ("any condos?", ("Condominium",)),
+        ("Condominiums please", ("Condominium",)),
+        ("townhouses", ("Townhouse",)),
+        ("show me townhomes", ("Townhouse",)),
+        ("single-family homes", ("Single Family Residence",)),
+        ("single family houses", ("Single Family Residence",)),
+        ("apartments", ("Apartment",)),
+    ],
+)
+def test_property_types_are_found_by_their_short_names(
+    question: str, types: tuple[str, ...]
+) -> None:
+    criteria = parse_question(question, TYPED)
+    assert criteria.property_types == types
+    assert {x["PropertyType"] for x in matching(criteria, TYPED)} <= set(types)
+
+
+def test_a_sale_sized_budget_does_not_list_rentals() -> None:
+    criteria = parse_question("homes under $700k", LISTINGS)
+    assert criteria.sale_type == "for_sale"
+    found = matching(criteria, LISTINGS)
+    assert found
+    assert all(x["SaleType"] == "for_sale" for x in found)
+    assert "/month" not in answer("anything under $700k?", SETTINGS, LISTINGS).text
+
+
+def test_a_rent_sized_budget_keeps_its_meaning() -> None:
+    assert parse_question("under $3,000/month", LISTINGS).sale_type == "for_rent"
+    assert parse_question("2 bed places under $3,000", LISTINGS).sale_type is None
+
+
 def test_nothing_asked_gives_empty_criteria() -> None:
     assert parse_question("what is the weather like", LISTINGS) == Criteria()
 

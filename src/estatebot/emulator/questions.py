@@ -13,8 +13,13 @@ What a question can ask (case-insensitive, several at once):
 * **bedrooms / bathrooms** — "3 bed", "3-bedroom", "3br", "two bedrooms", "studio" (0 beds),
   "at least 2 bedrooms", "2+ beds", "2 or more baths", "up to 3 bedrooms"; a bare count is exact;
 * **sale or rent** — "for rent", "rentals", "to rent", "lease", "/month" vs "buy", "for sale";
-* **property type** — any PropertyType of the listings, singular or plural ("condos");
+* **property type** — any PropertyType of the listings, singular or plural, and the usual
+  short names of the common ones: "condos" for Condominium, "townhomes" for Townhouse,
+  "single-family homes", "apartments", "duplexes" (:data:`TYPE_ALIASES`);
 * **MLS number** — any word equal to a listing's MLSNumber (then its status is not filtered).
+
+A price of :data:`RENT_CEILING` or more, with no word for sale or rent, means a home for sale:
+nobody pays that a month, so "under $700k" does not list rentals.
 
 Sold listings are left out unless the question says "sold" (then only sold ones) or names an MLS
 number. A number too large to mean anything (beyond the largest float) is not a criterion.
@@ -93,6 +98,20 @@ _SALE_WORDS = re.compile(
 _SOLD = re.compile(r"\bsold\b")
 _MLS_TOKEN = re.compile(r"[\w-]+")
 
+#: A price at or above this, with no word for sale or rent, is a sale price (not a monthly rent).
+RENT_CEILING = 25_000.0
+
+#: Short names people use for property types: a listing type containing any word of a group
+#: (case-insensitively) is also found by every other word of that group.
+TYPE_ALIASES: tuple[tuple[str, ...], ...] = (
+    ("condo", "condominium", "condo unit"),
+    ("townhouse", "townhome", "town house", "town home", "row house"),
+    ("single family", "single-family", "single family home", "single-family home",
+     "single family house", "single-family house", "detached house"),
+    ("apartment", "apt", "flat"),
+    ("duplex", "two-family"),
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Criteria:
@@ -130,7 +149,9 @@ class Catalog:
     def __init__(self, listings: Sequence[Mapping[str, Any]]) -> None:
         self.listings = listings
         self.cities = _phrase_finder(_distinct(listings, "City"), plural=False)
-        self.property_types = _phrase_finder(_distinct(listings, "PropertyType"), plural=True)
+        self.property_types = _phrase_finder(
+            _with_aliases(_distinct(listings, "PropertyType")), plural=True
+        )
         self.mls_numbers = dict(_distinct(listings, "MLSNumber"))
         self.currency = next(
             (str(x["CurrencySymbol"]) for x in listings if x.get("CurrencySymbol")), "$"
@@ -162,6 +183,8 @@ def parse_question(question: str, listings: Listings) -> Criteria:
     rent = bool(_RENT_WORDS.search(text)) or per_month
     sale = bool(_SALE_WORDS.search(text))
     sale_type = "for_rent" if rent and not sale else "for_sale" if sale and not rent else None
+    if sale_type is None and not rent and max(min_price or 0, max_price or 0) >= RENT_CEILING:
+        sale_type = "for_sale"  # "under $700k" is a sale budget: a rent is never that much
     return Criteria(
         cities=cities,
         sale_type=sale_type,
@@ -274,18 +297,38 @@ def _distinct(listings: Iterable[Mapping[str, Any]], key: str) -> list[tuple[str
     return sorted(values.items(), key=lambda pair: (-len(pair[0]), pair[0]))
 
 
-_PhraseFinder = tuple[re.Pattern[str], dict[str, str]] | None
+_PhraseFinder = tuple[re.Pattern[str], dict[str, tuple[str, ...]]] | None
 
 
-def _phrase_finder(phrases: list[tuple[str, str]], *, plural: bool) -> _PhraseFinder:
-    """One regex finding any of the phrases as whole words (and its folded → original map)."""
+def _with_aliases(types: list[tuple[str, str]]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each type's folded name and its aliases, each with the types it stands for."""
+    found: dict[str, dict[str, None]] = {}
+    for folded, original in types:
+        found.setdefault(folded, {})[original] = None
+        for group in TYPE_ALIASES:
+            if any(re.search(rf"(?<!\w){re.escape(alias)}(?!\w)", folded) for alias in group):
+                for alias in group:
+                    found.setdefault(alias, {})[original] = None
+    return sorted(
+        ((phrase, tuple(names)) for phrase, names in found.items()),
+        key=lambda pair: (-len(pair[0]), pair[0]),
+    )
+
+
+def _phrase_finder(
+    phrases: Sequence[tuple[str, str | tuple[str, ...]]], *, plural: bool
+) -> _PhraseFinder:
+    """One regex finding any of the phrases as whole words (and its folded → originals map)."""
     if not phrases:
         return None
     ending = r"(?:e?s)?" if plural else ""
     # Alternatives longest first: the regex takes the first that matches at a position.
     alternatives = "|".join(re.escape(folded) for folded, _ in phrases)
     pattern = re.compile(rf"(?<!\w)({alternatives}){ending}(?!\w)")
-    return pattern, dict(phrases)
+    originals = {
+        folded: (names,) if isinstance(names, str) else names for folded, names in phrases
+    }
+    return pattern, originals
 
 
 def _take_phrases(text: str, finder: _PhraseFinder) -> tuple[str, tuple[str, ...]]:
@@ -295,7 +338,7 @@ def _take_phrases(text: str, finder: _PhraseFinder) -> tuple[str, tuple[str, ...
     found: dict[str, None] = {}
     spans: list[Span] = []
     for match in pattern.finditer(text):
-        found[originals[match.group(1)]] = None
+        found.update(dict.fromkeys(originals[match.group(1)]))
         spans.append(match.span())
     return _blank(text, spans), tuple(found)
 
