@@ -18,6 +18,7 @@ service never installs a web server.
 from . import _extra  # noqa: F401
 from .app import AI_MODELS, Emulator, Framing, Options, create_app
 from .faults import FaultDecision, Faults
+from .hallucinate import Falsification
 from .seed import DEMO_API_KEY, DEMO_SERIAL, DEMO_SESSION_KEY, SAMPLE_LISTINGS
 from .server import EmulatorServer, running, serve
 from .store import ListingConflict, Store, Workspace
@@ -30,6 +31,7 @@ __all__ = [
     "SAMPLE_LISTINGS",
     "Emulator",
     "EmulatorServer",
+    "Falsification",
     "FaultDecision",
     "Faults",
     "Framing",

@@ -46,6 +46,7 @@ __all__ = [
     "Reply",
     "answer",
     "count_tokens",
+    "describe_listing",
     "fragments",
     "matching",
     "parse_question",
@@ -180,7 +181,7 @@ def _compose(
     noun = "listing" if len(found) == 1 else "listings"
     head = f"I found {len(found)} {noun}{description}"
     head += ":" if len(found) <= MAX_SHOWN else f". Here are the first {MAX_SHOWN}:"
-    lines = [head, *(f"{i}. {_describe_listing(item)}" for i, item in enumerate(shown, 1))]
+    lines = [head, *(f"{i}. {describe_listing(item)}" for i, item in enumerate(shown, 1))]
     return "\n".join(lines), False, len(found), tuple(int(item["ID"]) for item in shown)
 
 
@@ -221,7 +222,8 @@ def _describe_bounds(low: float | None, high: float | None, show: Any) -> str:
     return ""
 
 
-def _describe_listing(item: Mapping[str, Any]) -> str:
+def describe_listing(item: Mapping[str, Any]) -> str:
+    """One listing as a reply line shows it: place, price, rooms, type, status, MLS number."""
     place = ", ".join(
         str(part)
         for part in (

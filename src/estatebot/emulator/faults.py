@@ -16,6 +16,12 @@ The app asks :meth:`Faults.decide` once per request and acts on the :class:`Faul
   of it, a stream stops after about half of its objects without its end marker. Either way the
   client sees a transport error, never a clean reply.
 
+One fault changes answers rather than requests: ``hallucinate_rate`` is the share of ClientAsk
+answers listing homes in which the emulator states something its listings do not say (a wrong
+price, a wrong bedroom count, or a listing it does not have; see :mod:`.hallucinate`). Whether
+an answer is falsified, and how, is drawn from ``seed`` and the question's text alone, so the
+same question gets the same answer whatever order or concurrency the questions come in.
+
 Random draws come from a :class:`random.Random` seeded with ``seed``, so a run is repeatable;
 call :meth:`Faults.reseed` to restart the sequence.
 """
@@ -51,6 +57,7 @@ class Faults:
     throttle_burst: int = 0
     retry_after_s: int = 1
     drop_rate: float = 0.0
+    hallucinate_rate: float = 0.0
     only: Collection[str] | None = None
     seed: int | None = 0
     _rng: random.Random = field(init=False, repr=False, compare=False)
@@ -70,6 +77,7 @@ class Faults:
         self.fail_rate = 0.0
         self.throttle_burst = 0
         self.drop_rate = 0.0
+        self.hallucinate_rate = 0.0
         self.only = None
 
     def applies_to(self, operation: str) -> bool:
@@ -92,3 +100,16 @@ class Faults:
             fail=not throttle and fail_draw < self.fail_rate,
             drop=drop_draw < self.drop_rate,
         )
+
+    def hallucination(self, question: str) -> random.Random | None:
+        """A generator to falsify the answer to ``question`` with, or None to answer truly.
+
+        Drawn from ``seed`` and the question alone (not from the request sequence): under one
+        seed a question is always answered the same way, whatever else is asked meanwhile.
+        """
+        if self.hallucinate_rate <= 0 or not self.applies_to("ClientAsk"):
+            return None
+        # A str seed is hashed with SHA-512: stable across runs and processes.
+        seed = f"{self.seed}\x1f{question}" if self.seed is not None else None
+        rng = random.Random(seed)
+        return rng if rng.random() < self.hallucinate_rate else None

@@ -25,6 +25,7 @@ from estatebot.api.models import ChatbotSettings
 from .app import Emulator, create_app
 from .body_size import DEFAULT_MAX_BODY_BYTES, check_limit
 from .faults import Faults
+from .hallucinate import Falsification
 from .seed import (
     DEMO_API_KEY,
     DEMO_SERIAL,
@@ -76,6 +77,12 @@ class EmulatorServer:
     def faults(self) -> Faults:
         """The live fault settings."""
         return self.emulator.faults
+
+    @property
+    def falsified(self) -> dict[int, Falsification]:
+        """The answers the hallucination fault falsified, by message ID, with what each
+        misstates (the ground truth a fact-checker is measured against)."""
+        return self.emulator.falsified
 
     @property
     def request_counts(self) -> Counter[str]:
@@ -177,12 +184,22 @@ def _build(
     max_page_size: int,
     stream_delay_ms: float,
     max_body_bytes: int,
+    hallucinate_rate: float = 0.0,
+    fault_seed: int | None = 0,
 ) -> tuple[Store, Emulator, Any]:
+    if not 0.0 <= hallucinate_rate <= 1.0:
+        raise ValueError(f"hallucinate_rate must be between 0 and 1, got {hallucinate_rate}")
     store = Store(str(db))
     load_seed(store, seed)
+    faults = Faults(
+        latency_ms=latency_ms,
+        fail_rate=fail_rate,
+        hallucinate_rate=hallucinate_rate,
+        seed=fault_seed,
+    )
     app = create_app(
         store,
-        Faults(latency_ms=latency_ms, fail_rate=fail_rate),
+        faults,
         framing,
         max_page_size=max_page_size,
         stream_delay_ms=stream_delay_ms,
@@ -203,6 +220,8 @@ def running(
     stream_delay_ms: float = 0,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     port: int = 0,
+    hallucinate_rate: float = 0.0,
+    fault_seed: int | None = 0,
 ) -> Iterator[EmulatorServer]:
     """Serve the emulator on 127.0.0.1 in a background thread for the ``with`` block.
 
@@ -211,9 +230,23 @@ def running(
     path to a JSON list of Create bodies (see :mod:`.seed`). ``max_body_bytes`` caps a request
     body (a larger one gets a 413). ``port=0`` picks a free port. The server accepts
     connections when the block starts and is stopped at its end.
+
+    ``hallucinate_rate`` is the share of answers listing homes that misstate one listing (a
+    wrong price or bedroom count, or a listing the chatbot does not have), drawn from
+    ``fault_seed`` and each question's text: the same seed falsifies the same answers.
+    ``server.falsified`` records each one by message ID.
     """
     store, emulator, app = _build(
-        db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms, max_body_bytes
+        db,
+        seed,
+        latency_ms,
+        fail_rate,
+        framing,
+        max_page_size,
+        stream_delay_ms,
+        max_body_bytes,
+        hallucinate_rate,
+        fault_seed,
     )
     sock = _bind_socket("127.0.0.1", port)
     _quiet_drops()
@@ -260,10 +293,24 @@ def serve(
     max_page_size: int = 100,
     stream_delay_ms: float = 0,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    hallucinate_rate: float = 0.0,
+    fault_seed: int | None = 0,
 ) -> None:
-    """Serve the emulator in the foreground until interrupted; prints how to reach it."""
+    """Serve the emulator in the foreground until interrupted; prints how to reach it.
+
+    ``hallucinate_rate`` and ``fault_seed`` are as for :func:`running`.
+    """
     store, _emulator, app = _build(
-        db, seed, latency_ms, fail_rate, framing, max_page_size, stream_delay_ms, max_body_bytes
+        db,
+        seed,
+        latency_ms,
+        fail_rate,
+        framing,
+        max_page_size,
+        stream_delay_ms,
+        max_body_bytes,
+        hallucinate_rate,
+        fault_seed,
     )
     try:
         # Listening before the address is printed: whoever reads it can connect at once, and a

@@ -60,6 +60,19 @@ def serve(
     fail_rate: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Share of requests that fail with 500.")
     ] = 0.0,
+    hallucinate_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Share of answers listing homes that misstate one listing (a wrong price or "
+            "bedroom count, or a listing the chatbot does not have), to try a fact-check on.",
+        ),
+    ] = 0.0,
+    fault_seed: Annotated[
+        int,
+        typer.Option(help="Seed of the injected faults: the same seed, the same faults."),
+    ] = 0,
     framing: Annotated[
         Framing, typer.Option(case_sensitive=False, help="How streamed answers are framed.")
     ] = Framing.SSE,
@@ -87,6 +100,8 @@ def serve(
             seed=chosen,
             latency_ms=latency_ms,
             fail_rate=fail_rate,
+            hallucinate_rate=hallucinate_rate,
+            fault_seed=fault_seed,
             framing=framing.value,
             max_body_bytes=max_body_bytes,
         )

@@ -27,6 +27,7 @@ from ..binding import M, Problem, parse_body
 from ..body_size import DEFAULT_MAX_BODY_BYTES, read_body
 from ..envelope import Failure
 from ..faults import Faults
+from ..hallucinate import Falsification
 from ..questions import Catalog
 from ..quoting import quoted
 from ..store import Chatbot, Store
@@ -83,6 +84,8 @@ class RouteBase:
         self.clock: Callable[[], float] = time.time
         # ClientAsk's answer catalogs, by chatbot serial (kept while its listings stay the same).
         self._catalogs: dict[str, Catalog] = {}
+        # The answers the hallucination fault falsified, by message ID: the ground truth.
+        self.falsified: dict[int, Falsification] = {}
 
     def _authenticate(self, operation: str, request: Request) -> int:
         accepted = _CREDENTIALS[operation]

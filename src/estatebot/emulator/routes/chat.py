@@ -9,6 +9,10 @@ accepted messages count. A stream's final object carries ``noAnswer`` besides ``
 ``text/event-stream``), with ``stream_delay_ms`` between objects (sent by
 :mod:`~estatebot.emulator.streaming`).
 
+With the hallucination fault on (``Faults.hallucinate_rate``), some answers listing homes
+misstate one listing (:mod:`~estatebot.emulator.hallucinate`); each one is recorded in
+``falsified`` under its message ID, never in the reply.
+
 The answer is worked out in a worker thread, never on the event loop: however long a message,
 other clients' requests go on being served meanwhile. The limits are checked before that work
 (a refused message costs nothing) and again just before the exchange is recorded, with no
@@ -27,6 +31,7 @@ from estatebot.api.models import AskRequest
 
 from .. import answers
 from ..envelope import Failure
+from ..hallucinate import Falsification, falsify
 from ..questions import Catalog
 from ..store import Chatbot, month_of
 from ..streaming import StreamReply
@@ -46,16 +51,31 @@ class ChatRoutes(RouteBase):
         if chatbot is None or chatbot.workspace_id != workspace:
             raise Failure(404, f"Session {body.session_id} not found")
         self._check_limits(chatbot, body.session_id, self.clock())
+        catalog = self._catalog(chatbot.serial)
         reply = await run_in_threadpool(
             answers.answer,
             body.content,
             chatbot.settings,
-            self._catalog(chatbot.serial),
+            catalog,
             attachments=len(body.file_ids or []),
         )
+        falsified: Falsification | None = None
+        rng = self.faults.hallucination(body.content)
+        if rng is not None:
+            changed = falsify(
+                reply,
+                catalog,
+                rng,
+                question=body.content,
+                system_message=chatbot.settings.get("SystemMessage"),
+            )
+            if changed is not None:
+                reply, falsified = changed
         now = self.clock()
         self._check_limits(chatbot, body.session_id, now)
         question_id, answer_id = self.store.record_exchange(body.session_id, chatbot.serial, now)
+        if falsified is not None:
+            self.falsified[answer_id] = falsified
         if body.stream:
             return StreamReply(
                 fragments=answers.fragments(reply.text),
