@@ -43,6 +43,7 @@ from estatebot.api.models import (
     StreamResult,
 )
 from estatebot.api.paging import PullWarning
+from estatebot.chat.factcheck import fact_check
 from estatebot.chat.panel import ChatPanel
 from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
 from estatebot.listings.export import ExportError
@@ -114,6 +115,7 @@ __all__ = [
     "apull_listings",
     "compare_chat_runs",
     "emulator",
+    "fact_check",
     "listings",
     "normalize_records",
     "plan_cleanup",

@@ -325,9 +325,7 @@ def _phrase_finder(
     # Alternatives longest first: the regex takes the first that matches at a position.
     alternatives = "|".join(re.escape(folded) for folded, _ in phrases)
     pattern = re.compile(rf"(?<!\w)({alternatives}){ending}(?!\w)")
-    originals = {
-        folded: (names,) if isinstance(names, str) else names for folded, names in phrases
-    }
+    originals = {folded: (names,) if isinstance(names, str) else names for folded, names in phrases}
     return pattern, originals
 
 

@@ -38,6 +38,7 @@ EXPECTATIONS: tuple[str, ...] = (
     "expect_no_answer",
     "max_latency_ms",
     "max_tokens",
+    "expect_grounded",
 )
 
 #: Every column a cases table may have.
@@ -65,6 +66,7 @@ class ChatCase:
     expect_no_answer: bool | None = None
     max_latency_ms: float | None = None
     max_tokens: int | None = None
+    expect_grounded: bool | None = None
 
     def expectations(self) -> tuple[str, ...]:
         """The expectation types this case sets, in :data:`EXPECTATIONS` order."""
@@ -213,6 +215,7 @@ def _parse_case(position: int, row: int | str, record: Mapping[str, Any]) -> Cha
         expect_no_answer=cell("expect_no_answer", parse_bool),
         max_latency_ms=cell("max_latency_ms", parse_number),
         max_tokens=cell("max_tokens", parse_count),
+        expect_grounded=cell("expect_grounded", parse_bool),
     )
 
 

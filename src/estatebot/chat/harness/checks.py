@@ -10,6 +10,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
+from estatebot.chat.factcheck.badge import doubtful_claims
+from estatebot.chat.factcheck.claims import CONTRADICTED, UNKNOWN_LISTING, describe_claim
 from estatebot.chat.harness.cases import ChatCase
 
 
@@ -21,6 +25,7 @@ class Observed:
     no_answer: bool
     tokens: int
     latency_ms: float
+    claims: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,25 @@ def check_tokens(tokens: int, limit: int) -> str | None:
     return f"max_tokens: used {tokens} tokens, limit {limit}"
 
 
+def check_grounded(claims: pd.DataFrame | None) -> str | None:
+    """None when no claim of the answer is contradicted or about an unknown listing, else each
+    such claim: the listing, and the claimed versus the real value."""
+    if claims is None:
+        return "expect_grounded: the answer was not checked against the listings"
+    doubtful = doubtful_claims(claims)
+    if doubtful.empty:
+        return None
+    contradicted = int((doubtful["verdict"] == CONTRADICTED).sum())
+    unknown = int((doubtful["verdict"] == UNKNOWN_LISTING).sum())
+    counts = ", ".join(
+        f"{n} {what}"
+        for n, what in ((contradicted, "contradicted"), (unknown, "about an unknown listing"))
+        if n
+    )
+    details = "; ".join(dict.fromkeys(describe_claim(row) for _, row in doubtful.iterrows()))
+    return f"expect_grounded: {counts}: {details}"
+
+
 def judge(case: ChatCase, observed: Observed) -> Verdict:
     """Check every expectation the case sets against what came back."""
     outcomes: dict[str, str | None] = {}
@@ -100,6 +124,8 @@ def judge(case: ChatCase, observed: Observed) -> Verdict:
         outcomes["max_latency_ms"] = check_latency(observed.latency_ms, case.max_latency_ms)
     if case.max_tokens is not None:
         outcomes["max_tokens"] = check_tokens(observed.tokens, case.max_tokens)
+    if case.expect_grounded:
+        outcomes["expect_grounded"] = check_grounded(observed.claims)
     checks = {name: why is None for name, why in outcomes.items()}
     failures = tuple(why for why in outcomes.values() if why is not None)
     return Verdict(checks=checks, failures=failures)

@@ -20,11 +20,25 @@ from openpyxl.styles import PatternFill
 from estatebot._cells import SheetWriter, frame_rows, warn_changes
 from estatebot._summary import Summary
 from estatebot.api.models import Answer
+from estatebot.chat.factcheck.claims import (
+    CONTRADICTED,
+    SUPPORTED,
+    UNKNOWN_LISTING,
+    empty_claims,
+)
 from estatebot.chat.harness.cases import EXPECTATIONS, ChatCase
 from estatebot.chat.harness.cells import parse_bool
 from estatebot.chat.harness.checks import Observed, judge
 
-__all__ = ["RESULT_COLUMNS", "CaseRun", "ChatTestResults", "main_exit_code", "results_frame"]
+__all__ = [
+    "CLAIMS_CASE_COLUMNS",
+    "RESULT_COLUMNS",
+    "CaseRun",
+    "ChatTestResults",
+    "claims_of_run",
+    "main_exit_code",
+    "results_frame",
+]
 
 #: Result columns before the ``<expectation>_pass`` columns, with their dtypes.
 _HEAD_DTYPES: dict[str, str] = {
@@ -40,15 +54,25 @@ _HEAD_DTYPES: dict[str, str] = {
     "attempts": "Int64",
     "error": "string",
 }
+#: The claim counts of each answer, when the run fact-checked its answers.
+_CLAIM_COUNTS: dict[str, str] = {
+    "claims_supported": SUPPORTED,
+    "claims_contradicted": CONTRADICTED,
+    "claims_unknown": UNKNOWN_LISTING,
+}
 #: Result columns after the ``_pass`` columns.
 _TAIL_DTYPES: dict[str, str] = {"why": "string", "passed": "boolean"}
 
-#: Every column a results frame can have, in order (``_pass`` columns only for expectations used).
+#: Every column a results frame can have, in order (``_pass`` columns only for expectations
+#: used, claim counts only when the answers were fact-checked).
 RESULT_COLUMNS: tuple[str, ...] = (
     *_HEAD_DTYPES,
     *(f"{e}_pass" for e in EXPECTATIONS),
+    *_CLAIM_COUNTS,
     *_TAIL_DTYPES,
 )
+#: The columns of ``ChatTestResults.claims``: the case, then the claim's columns.
+CLAIMS_CASE_COLUMNS: tuple[str, ...] = ("case", "question")
 
 _RESULTS_SHEET = "results"
 _SUMMARY_SHEET = "summary"
@@ -66,14 +90,47 @@ class CaseRun:
     error: str | None = None
 
 
-def results_frame(cases: Sequence[ChatCase], runs: Sequence[CaseRun]) -> pd.DataFrame:
-    """The typed results frame: one row per case, in order, with each case's verdict."""
+def results_frame(
+    cases: Sequence[ChatCase],
+    runs: Sequence[CaseRun],
+    claims: Sequence[pd.DataFrame | None] | None = None,
+) -> pd.DataFrame:
+    """The typed results frame: one row per case, in order, with each case's verdict.
+
+    ``claims``, when the answers were fact-checked, holds each case's claims frame (None for a
+    case with no answer); the frame then has the ``claims_*`` counts.
+    """
     used = [e for e in EXPECTATIONS if any(e in case.expectations() for case in cases)]
-    rows = [_row(case, run, used) for case, run in zip(cases, runs, strict=True)]
-    return _typed(pd.DataFrame(rows, columns=_columns(used)))
+    checked = claims if claims is not None else [None] * len(cases)
+    rows = [
+        _row(case, run, used, case_claims, counted=claims is not None)
+        for case, run, case_claims in zip(cases, runs, checked, strict=True)
+    ]
+    return _typed(pd.DataFrame(rows, columns=_columns(used, counted=claims is not None)))
 
 
-def _row(case: ChatCase, run: CaseRun, used: Sequence[str]) -> dict[str, Any]:
+def claims_of_run(cases: Sequence[ChatCase], claims: Sequence[pd.DataFrame | None]) -> pd.DataFrame:
+    """Every claim of a run, each with its case's name and question, in case order."""
+    parts = [
+        frame.assign(case=case.name, question=case.question)
+        for case, frame in zip(cases, claims, strict=True)
+        if frame is not None and len(frame)
+    ]
+    if not parts:
+        return empty_claims(CLAIMS_CASE_COLUMNS)
+    joined = pd.concat(parts, ignore_index=True)
+    order = [*CLAIMS_CASE_COLUMNS, *(c for c in joined.columns if c not in CLAIMS_CASE_COLUMNS)]
+    return joined[order].astype({"case": "string", "question": "string"})
+
+
+def _row(
+    case: ChatCase,
+    run: CaseRun,
+    used: Sequence[str],
+    claims: pd.DataFrame | None = None,
+    *,
+    counted: bool = False,
+) -> dict[str, Any]:
     answer = run.answer
     row: dict[str, Any] = {
         "case": case.name,
@@ -91,23 +148,30 @@ def _row(case: ChatCase, run: CaseRun, used: Sequence[str]) -> dict[str, Any]:
     checks: dict[str, bool] = {}
     why = ""
     if answer is not None and run.latency_ms is not None:
-        observed = Observed(answer.content, answer.no_answer, answer.total_tokens, run.latency_ms)
+        observed = Observed(
+            answer.content, answer.no_answer, answer.total_tokens, run.latency_ms, claims
+        )
         verdict = judge(case, observed)
         checks, why = verdict.checks, "; ".join(verdict.failures)
     for expectation in used:
         row[f"{expectation}_pass"] = checks.get(expectation)
+    if counted:
+        for column, verdict_name in _CLAIM_COUNTS.items():
+            row[column] = None if claims is None else int((claims["verdict"] == verdict_name).sum())
     row["why"] = why
     row["passed"] = run.error is None and all(checks.values())
     return row
 
 
-def _columns(used: Sequence[str]) -> list[str]:
-    return [*_HEAD_DTYPES, *(f"{e}_pass" for e in used), *_TAIL_DTYPES]
+def _columns(used: Sequence[str], *, counted: bool = False) -> list[str]:
+    counts = list(_CLAIM_COUNTS) if counted else []
+    return [*_HEAD_DTYPES, *(f"{e}_pass" for e in used), *counts, *_TAIL_DTYPES]
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with every known column in its nullable dtype, in the canonical order."""
     dtypes = {**_HEAD_DTYPES, **{c: "boolean" for c in frame.columns if c.endswith("_pass")}}
+    dtypes.update(dict.fromkeys(_CLAIM_COUNTS, "Int64"))
     dtypes.update(_TAIL_DTYPES)
     order = [c for c in RESULT_COLUMNS if c in frame.columns]
     return frame[order].astype({c: dtypes[c] for c in order})
@@ -122,15 +186,19 @@ class ChatTestResults:
     Columns: ``case`` (the case's name or id), ``conversation``, ``question``, ``answer``,
     ``no_answer``, ``tokens``, ``latency_ms``, ``session_id``, ``message_id``, ``attempts``,
     ``error``, one ``<expectation>_pass`` per expectation type used (NA where a case does not set
-    it or has no answer), ``why`` (each failed expectation) and ``passed`` (no error and every
-    expectation passed).
+    it or has no answer), when the answers were fact-checked ``claims_supported``,
+    ``claims_contradicted`` and ``claims_unknown`` (each answer's claims by verdict), ``why``
+    (each failed expectation) and ``passed`` (no error and every expectation passed).
+
+    :attr:`claims` holds every claim of the run (empty when nothing was fact-checked).
     """
 
-    def __init__(self, frame: pd.DataFrame) -> None:
+    def __init__(self, frame: pd.DataFrame, claims: pd.DataFrame | None = None) -> None:
         missing = [c for c in (*_HEAD_DTYPES, *_TAIL_DTYPES) if c not in frame.columns]
         if missing:
             raise ValueError(f"not a chat results frame: missing columns {missing}")
         self._frame = _typed(frame)
+        self._claims = empty_claims(CLAIMS_CASE_COLUMNS) if claims is None else claims.copy()
 
     @classmethod
     def from_excel(cls, path: str | PathLike[str]) -> ChatTestResults:
@@ -144,6 +212,13 @@ class ChatTestResults:
     def frame(self) -> pd.DataFrame:
         """The results, one row per case (a copy: changing it leaves these results alone)."""
         return self._frame.copy()
+
+    @property
+    def claims(self) -> pd.DataFrame:
+        """Every claim the answers made about a listing, when the run fact-checked them: the
+        case's ``case`` and ``question``, then the columns of :func:`estatebot.fact_check`
+        (a copy)."""
+        return self._claims.copy()
 
     @property
     def passed(self) -> bool:
@@ -282,7 +357,9 @@ def _parse_text_frame(raw: pd.DataFrame) -> pd.DataFrame:
         text = stripped.mask(stripped == "")
         if name.endswith("_pass") or name in ("no_answer", "passed"):
             columns[name] = text.map(parse_bool, na_action="ignore").astype("boolean")
-        elif name in ("tokens", "session_id", "message_id", "attempts", "latency_ms"):
+        elif name in ("tokens", "session_id", "message_id", "attempts", "latency_ms") or (
+            name in _CLAIM_COUNTS
+        ):
             columns[name] = pd.to_numeric(text)
         elif name == "why":
             columns[name] = text.fillna("")

@@ -13,13 +13,22 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+import pandas as pd
 
 from estatebot._progress import progress_bar
 from estatebot.api.errors import RateLimitError
 from estatebot.api.models import Answer
+from estatebot.chat.factcheck.claims import ClaimChecker
 from estatebot.chat.harness.cases import CasesInput, ChatCase, load_cases
-from estatebot.chat.harness.results import CaseRun, ChatTestResults, results_frame
+from estatebot.chat.harness.results import (
+    CaseRun,
+    ChatTestResults,
+    claims_of_run,
+    results_frame,
+)
+from estatebot.listings.remote.pull import pull_listings
 
 __all__ = ["DEFAULT_RATE_LIMIT_WAIT", "ChatClient", "rate_limit_wait", "run_chat_tests"]
 
@@ -65,6 +74,7 @@ def run_chat_tests(
     rate_limit_retries: int = 3,
     max_wait: float = 60.0,
     timeout: float | None = None,
+    listings: pd.DataFrame | None = None,
 ) -> ChatTestResults:
     """Ask every case's question and check its expectations; one results row per case, in order.
 
@@ -77,6 +87,12 @@ def run_chat_tests(
 
     Bad cases raise :class:`~estatebot.api.errors.SheetError` before anything is sent.
     ``timeout`` (seconds) applies to each question; ``None`` keeps the client's.
+
+    When a case sets ``expect_grounded`` true, the chatbot's listings are pulled once, before
+    any question (or ``listings``, a frame as ``pull_listings`` gives, is used), and every answer
+    is fact-checked (:func:`estatebot.fact_check`): the results gain the ``claims_*`` counts and
+    :attr:`ChatTestResults.claims`, and a grounded case fails on any contradicted or
+    unknown-listing claim.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -85,6 +101,7 @@ def run_chat_tests(
     if max_wait < 0:
         raise ValueError(f"max_wait must be 0 or more, got {max_wait}")
     loaded = load_cases(cases)
+    checker = _claim_checker(client, serial, loaded, listings)
     settings = _Settings(serial, rate_limit_retries, max_wait, timeout)
     runs: list[CaseRun | None] = [None] * len(loaded)
     units = _units(loaded)
@@ -114,7 +131,25 @@ def run_chat_tests(
                         future.cancel()
                     raise
 
-    return ChatTestResults(results_frame(loaded, [run or CaseRun(error="not run") for run in runs]))
+    finished = [run or CaseRun(error="not run") for run in runs]
+    if checker is None:
+        return ChatTestResults(results_frame(loaded, finished))
+    claims = [checker.check(run.answer.content) if run.answer else None for run in finished]
+    return ChatTestResults(results_frame(loaded, finished, claims), claims_of_run(loaded, claims))
+
+
+def _claim_checker(
+    client: Any,
+    serial: str,
+    cases: Sequence[ChatCase],
+    listings: pd.DataFrame | None,
+) -> ClaimChecker | None:
+    """The listings to fact-check answers against: given, or pulled once when a case needs it."""
+    if listings is not None:
+        return ClaimChecker(listings)
+    if not any(case.expect_grounded for case in cases):
+        return None
+    return ClaimChecker(pull_listings(client, serial, progress=False))
 
 
 def _units(cases: Sequence[ChatCase]) -> list[list[ChatCase]]:

@@ -1,0 +1,59 @@
+"""The badge a chat message gets when it states facts the chatbot's listings do not hold.
+
+:func:`badge_html` turns a message's claims frame into a small inline badge, "2 facts not in
+your listings", with each contradicted or unknown-listing claim listed in a ``<details>`` that
+opens on click, and the same list in the badge's ``title`` for a hover. A message with no such
+claim gets no badge (the empty string). Colours are JupyterLab's CSS variables, so the badge
+follows the light and dark themes; every text from the answer or the listings is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from estatebot.chat.factcheck.claims import CONTRADICTED, UNKNOWN_LISTING, describe_claim
+
+__all__ = ["badge_html", "badge_text", "doubtful_claims"]
+
+_STYLE = (
+    "display:inline-block;margin:2px 0;padding:0 6px;border-radius:8px;"
+    "font-family:var(--jp-ui-font-family, sans-serif);font-size:var(--jp-ui-font-size0, 11px);"
+    "line-height:1.6;color:var(--jp-ui-font-color1, #212121);"
+    "background:var(--jp-layout-color2, #eeeeee);"
+    "border:1px solid var(--jp-warn-color1, #f57c00);"
+)
+_SUMMARY_STYLE = "cursor:pointer;color:var(--jp-warn-color1, #f57c00);font-weight:600;"
+_LIST_STYLE = (
+    "margin:2px 0 2px 1em;padding:0;color:var(--jp-ui-font-color1, #212121);font-weight:normal;"
+)
+
+
+def doubtful_claims(claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims that are contradicted or about an unknown listing."""
+    return claims[claims["verdict"].isin([CONTRADICTED, UNKNOWN_LISTING])]
+
+
+def badge_text(claims: pd.DataFrame) -> str:
+    """The badge's label: ``"1 fact not in your listings"``, ``"2 facts ..."``; ``""`` for none."""
+    count = len(doubtful_claims(claims))
+    if not count:
+        return ""
+    return f"{count} fact{'s' if count != 1 else ''} not in your listings"
+
+
+def badge_html(claims: pd.DataFrame) -> str:
+    """The badge for one message's claims (``""`` when none is doubtful; see the module)."""
+    doubtful = doubtful_claims(claims)
+    label = badge_text(claims)
+    if not label:
+        return ""
+    lines = [describe_claim(row) for _, row in doubtful.iterrows()]
+    title = html.escape("\n".join(lines), quote=True)
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return (
+        f'<details class="estatebot-factcheck" style="{_STYLE}" title="{title}">'
+        f'<summary style="{_SUMMARY_STYLE}">⚠ {html.escape(label)}</summary>'
+        f'<ul style="{_LIST_STYLE}">{items}</ul></details>'
+    )

@@ -1,0 +1,258 @@
+"""The claims frame: each fact an answer states about a listing, held against the listing.
+
+:func:`fact_check` (``eb.fact_check``) gives one row per claim, in the order of the answer:
+
+``listing``
+    The listing the claim is about: its MLS number (else its address or URL) when the chatbot
+    has it, else the name as the answer wrote it.
+``ID``
+    The listing's ID (NA for an unknown listing, or when the frame has no ``ID`` column).
+``mention``
+    How the answer named the listing (``MLS# ATX1001``, ``1208 south lamar boulevard``, a URL).
+``field``
+    One of :data:`FIELDS`: ``price``, ``rent``, ``bedrooms``, ``bathrooms``, ``city``, ``area``
+    (living area), ``status``, ``sale_type`` (for sale or for rent); ``listing`` for an unknown
+    listing named with no fact next to it.
+``claimed``
+    The claim as written (``$1.25M``, ``three bedrooms``).
+``claimed_value`` / ``listing_value``
+    The value read from the answer and the listing's value (a number or a text; None when the
+    listing has none).
+``verdict``
+    ``supported``, ``contradicted`` or ``unknown listing`` (:data:`VERDICTS`).
+``start`` / ``end``
+    Where the claim is in the answer.
+
+Numbers agree within half a unit of their last written digit (``$1.25M`` is 1,245,000 to
+1,255,000; ``$650k`` is 649,500 to 650,500), within 5 % when the answer hedges ("about
+$650k"); counts agree exactly. A price stated for a listing that has none (a rent for a home
+for sale) is contradicted. A claim on a column the frame does not have is not read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from estatebot.chat.factcheck.facts import Fact
+from estatebot.chat.factcheck.index import Listing, ListingIndex
+from estatebot.chat.factcheck.reader import RawClaim, read_claims
+
+__all__ = [
+    "CLAIM_COLUMNS",
+    "CONTRADICTED",
+    "FIELDS",
+    "SUPPORTED",
+    "UNKNOWN_LISTING",
+    "VERDICTS",
+    "ClaimChecker",
+    "describe_claim",
+    "empty_claims",
+    "fact_check",
+]
+
+SUPPORTED = "supported"
+CONTRADICTED = "contradicted"
+UNKNOWN_LISTING = "unknown listing"
+#: Every verdict, from best to worst.
+VERDICTS: tuple[str, ...] = (SUPPORTED, CONTRADICTED, UNKNOWN_LISTING)
+
+#: The fields a claim can be about.
+FIELDS: tuple[str, ...] = (
+    "price", "rent", "bedrooms", "bathrooms", "city", "area", "status", "sale_type", "listing",
+)  # fmt: skip
+
+_DTYPES: dict[str, str] = {
+    "listing": "string",
+    "ID": "Int64",
+    "mention": "string",
+    "field": "string",
+    "claimed": "string",
+    "claimed_value": "object",
+    "listing_value": "object",
+    "verdict": "string",
+    "start": "Int64",
+    "end": "Int64",
+}
+#: The columns of a claims frame, in order.
+CLAIM_COLUMNS: tuple[str, ...] = tuple(_DTYPES)
+
+_COLUMN_OF = {
+    "price": "SalePrice",
+    "rent": "RentPrice",
+    "bedrooms": "Bedrooms",
+    "bathrooms": "Bathrooms",
+    "city": "City",
+    "area": "BuildingArea",
+    "status": "Status",
+    "sale_type": "SaleType",
+}
+_SQFT_PER_SQM = 10.763910416709722
+_STATUS_WORDS = {"Active": "active", "Sold": "sold", "PreOnMarket": "coming soon"}
+_SALE_WORDS = {"for_sale": "for sale", "for_rent": "for rent"}
+
+
+def empty_claims(extra: Sequence[str] = ()) -> pd.DataFrame:
+    """A claims frame with no rows (every column, with its dtype); ``extra`` columns first."""
+    columns = {name: pd.Series(dtype="string") for name in extra}
+    columns.update({name: pd.Series(dtype=dtype) for name, dtype in _DTYPES.items()})
+    return pd.DataFrame(columns)
+
+
+class ClaimChecker:
+    """A listings frame made ready to check many answers (:func:`fact_check` builds one per
+    call; build one yourself to check a batch)."""
+
+    def __init__(self, listings: pd.DataFrame) -> None:
+        self.index = ListingIndex(listings)
+
+    def __len__(self) -> int:
+        return len(self.index.listings)
+
+    def check(self, answer: str) -> pd.DataFrame:
+        """The claims frame of one answer (see the module docstring)."""
+        if not isinstance(answer, str):
+            raise TypeError(f"the answer must be text, not {type(answer).__name__}")
+        rows = [row for raw in read_claims(answer, self.index) if (row := self._row(raw))]
+        if not rows:
+            return empty_claims()
+        # Column by column: one astype of a whole frame costs more than reading the answer.
+        return pd.DataFrame(
+            {
+                name: pd.Series([row[name] for row in rows], dtype=dtype)
+                for name, dtype in _DTYPES.items()
+            }
+        )
+
+    def _row(self, raw: RawClaim) -> dict[str, Any] | None:
+        mention, fact = raw.mention, raw.fact
+        listing = mention.listing
+        if mention.ambiguous:
+            return None
+        if fact is None:
+            name = mention.text
+            return _make_row(name, None, name, "listing", name, name, None, UNKNOWN_LISTING,
+                             mention.start, mention.end)  # fmt: skip
+        if listing is None:
+            return _make_row(mention.text, None, mention.text, fact.field, fact.text, fact.value,
+                             None, UNKNOWN_LISTING, fact.start, fact.end)  # fmt: skip
+        judged = self._judge(fact, listing)
+        if judged is None:
+            return None
+        field, real, verdict = judged
+        return _make_row(listing.name, listing.id, mention.text, field, fact.text, fact.value,
+                         real, verdict, fact.start, fact.end)  # fmt: skip
+
+    def _judge(self, fact: Fact, listing: Listing) -> tuple[str, Any, str] | None:
+        field = fact.field
+        values = listing.values
+        if (
+            field == "price"
+            and values.get("SalePrice") is None
+            and values.get("SaleType") == "for_rent"
+        ):
+            field = "rent"  # "listed at $3,400" of a rental states its rent
+        column = _COLUMN_OF[field]
+        if column not in self.index.columns:
+            return None  # the frame cannot say: no claim read
+        real = values.get(column)
+        if real is None:
+            return field, None, CONTRADICTED
+        if field in ("city", "status", "sale_type"):
+            agrees = str(real).casefold() == str(fact.value).casefold()
+            return field, real, SUPPORTED if agrees else CONTRADICTED
+        number = float(real)
+        claimed = float(fact.value)
+        tolerance = fact.tolerance
+        if field == "area":
+            unit = values.get("AreaUnit") or "Square Feet"
+            if fact.unit and unit != fact.unit:
+                factor = _SQFT_PER_SQM if fact.unit == "Square Feet" else 1 / _SQFT_PER_SQM
+                number *= factor
+                tolerance = max(tolerance, number * 0.02)
+        agrees = abs(number - claimed) <= tolerance + 1e-9
+        return field, real, SUPPORTED if agrees else CONTRADICTED
+
+
+def _make_row(
+    listing: str,
+    listing_id: int | None,
+    mention: str,
+    field: str,
+    claimed: str,
+    claimed_value: Any,
+    listing_value: Any,
+    verdict: str,
+    start: int,
+    end: int,
+) -> dict[str, Any]:
+    return {
+        "listing": listing,
+        "ID": listing_id,
+        "mention": mention,
+        "field": field,
+        "claimed": claimed,
+        "claimed_value": claimed_value,
+        "listing_value": listing_value,
+        "verdict": verdict,
+        "start": start,
+        "end": end,
+    }
+
+
+def fact_check(answer_text: str, listings_frame: pd.DataFrame) -> pd.DataFrame:
+    """The claims an answer makes about the chatbot's listings, each with its verdict.
+
+    ``listings_frame`` is the chatbot's listings (``eb.pull_listings(client, serial)``, or any
+    frame with an ``MLSNumber``, ``Address`` or ``Url`` column and the value columns
+    ``SalePrice``, ``RentPrice``, ``Bedrooms``, ``Bathrooms``, ``City``, ``BuildingArea``,
+    ``Status``, ``SaleType``). One row per claim (columns :data:`CLAIM_COLUMNS`, described in
+    the module docstring); no rows when the answer states nothing about a listing. Numbers near
+    no listing mention are not claims. To check many answers, build one :class:`ClaimChecker`.
+    """
+    return ClaimChecker(listings_frame).check(answer_text)
+
+
+# --------------------------------------------------------------------------- describing
+
+
+def _shown(field: str, value: Any) -> str:
+    if value is None or value is pd.NA:
+        return {
+            "price": "no sale price",
+            "rent": "no rent (not for rent)",
+            "area": "no living area",
+        }.get(field, f"no {field}")
+    if field == "price":
+        return f"${float(value):,.0f}"
+    if field == "rent":
+        return f"${float(value):,.0f}/month"
+    if field in ("bedrooms", "bathrooms"):
+        number = float(value)
+        return f"{number:g}"
+    if field == "area":
+        return f"{float(value):,.0f} sq ft"
+    if field == "status":
+        return _STATUS_WORDS.get(str(value), str(value))
+    if field == "sale_type":
+        return _SALE_WORDS.get(str(value), str(value))
+    return str(value)
+
+
+def describe_claim(claim: Any) -> str:
+    """One claim row (a mapping or a frame row) in words, as ``why`` and the badge show it:
+    ``"ATX1001: price $495,000 claimed, the listing says $450,000"`` or ``"MLS# ATX9999:
+    unknown listing"``."""
+    verdict = claim["verdict"]
+    field = claim["field"]
+    if verdict == UNKNOWN_LISTING:
+        return f"{claim['listing']}: unknown listing"
+    said = f"{field} {claim['claimed']}"
+    if verdict == SUPPORTED:
+        return f"{claim['listing']}: {said} (matches)"
+    return (
+        f"{claim['listing']}: {said} claimed, the listing says "
+        f"{_shown(str(field), claim['listing_value'])}"
+    )
