@@ -10,12 +10,14 @@ follows the light and dark themes; every text from the answer or the listings is
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from estatebot.chat.factcheck.claims import CONTRADICTED, UNKNOWN_LISTING, describe_claim
 
-__all__ = ["badge_html", "badge_text", "doubtful_claims"]
+__all__ = ["Claims", "badge_html", "badge_text", "doubtful_claims"]
 
 _STYLE = (
     "display:inline-block;margin:2px 0;padding:0 6px;border-radius:8px;"
@@ -30,12 +32,21 @@ _LIST_STYLE = (
 )
 
 
-def doubtful_claims(claims: pd.DataFrame) -> pd.DataFrame:
-    """The claims that are contradicted or about an unknown listing."""
-    return claims[claims["verdict"].isin([CONTRADICTED, UNKNOWN_LISTING])]
+#: A claims frame, or its rows as dicts (``ClaimChecker.records``).
+Claims = pd.DataFrame | Sequence[Mapping[str, Any]]
 
 
-def badge_text(claims: pd.DataFrame) -> str:
+def doubtful_claims(claims: Claims) -> list[Mapping[str, Any]]:
+    """The claims that are contradicted or about an unknown listing, as dicts, in order."""
+    rows: Sequence[Mapping[str, Any]] = (
+        [{str(k): v for k, v in row.items()} for row in claims.to_dict(orient="records")]
+        if isinstance(claims, pd.DataFrame)
+        else claims
+    )
+    return [row for row in rows if row["verdict"] in (CONTRADICTED, UNKNOWN_LISTING)]
+
+
+def badge_text(claims: Claims) -> str:
     """The badge's label: ``"1 fact not in your listings"``, ``"2 facts ..."``; ``""`` for none."""
     count = len(doubtful_claims(claims))
     if not count:
@@ -43,13 +54,13 @@ def badge_text(claims: pd.DataFrame) -> str:
     return f"{count} fact{'s' if count != 1 else ''} not in your listings"
 
 
-def badge_html(claims: pd.DataFrame) -> str:
+def badge_html(claims: Claims) -> str:
     """The badge for one message's claims (``""`` when none is doubtful; see the module)."""
     doubtful = doubtful_claims(claims)
     label = badge_text(claims)
     if not label:
         return ""
-    lines = [describe_claim(row) for _, row in doubtful.iterrows()]
+    lines = [describe_claim(row) for row in doubtful]
     title = html.escape("\n".join(lines), quote=True)
     items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
     return (

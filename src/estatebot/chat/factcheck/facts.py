@@ -68,7 +68,8 @@ _BOUND_BEFORE = re.compile(
 _OTHER_AMOUNT_BEFORE = re.compile(
     r"(?:deposit|hoa|fees?|dues|taxe?s?|mortgage|payments?|down|insurance|utilities|"
     r"commission|closing\s+costs?|credit|save|savings|reduced\s+by|discount|cut|drop(?:ped)?\s+by|"
-    r"zestimate|estimate[ds]?|estimated\s+value)\b[^$\d]{0,12}$",
+    r"zestimate|estimate[ds]?|estimated\s+value)\b"
+    r"(?:\s*(?:of|is|are|at|:|=|about|around|roughly|approximately|just|only))*\s*$",
     re.IGNORECASE,
 )
 _OTHER_AMOUNT_AFTER = re.compile(

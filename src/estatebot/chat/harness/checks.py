@@ -10,9 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pandas as pd
-
-from estatebot.chat.factcheck.badge import doubtful_claims
+from estatebot.chat.factcheck.badge import Claims, doubtful_claims
 from estatebot.chat.factcheck.claims import CONTRADICTED, UNKNOWN_LISTING, describe_claim
 from estatebot.chat.harness.cases import ChatCase
 
@@ -25,7 +23,7 @@ class Observed:
     no_answer: bool
     tokens: int
     latency_ms: float
-    claims: pd.DataFrame | None = None
+    claims: Claims | None = None
 
 
 @dataclass(frozen=True)
@@ -88,22 +86,22 @@ def check_tokens(tokens: int, limit: int) -> str | None:
     return f"max_tokens: used {tokens} tokens, limit {limit}"
 
 
-def check_grounded(claims: pd.DataFrame | None) -> str | None:
+def check_grounded(claims: Claims | None) -> str | None:
     """None when no claim of the answer is contradicted or about an unknown listing, else each
     such claim: the listing, and the claimed versus the real value."""
     if claims is None:
         return "expect_grounded: the answer was not checked against the listings"
     doubtful = doubtful_claims(claims)
-    if doubtful.empty:
+    if not doubtful:
         return None
-    contradicted = int((doubtful["verdict"] == CONTRADICTED).sum())
-    unknown = int((doubtful["verdict"] == UNKNOWN_LISTING).sum())
+    contradicted = sum(1 for row in doubtful if row["verdict"] == CONTRADICTED)
+    unknown = sum(1 for row in doubtful if row["verdict"] == UNKNOWN_LISTING)
     counts = ", ".join(
         f"{n} {what}"
         for n, what in ((contradicted, "contradicted"), (unknown, "about an unknown listing"))
         if n
     )
-    details = "; ".join(dict.fromkeys(describe_claim(row) for _, row in doubtful.iterrows()))
+    details = "; ".join(dict.fromkeys(describe_claim(row) for row in doubtful))
     return f"expect_grounded: {counts}: {details}"
 
 

@@ -7,7 +7,7 @@ a workbook and reads it back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -24,6 +24,7 @@ from estatebot.chat.factcheck.claims import (
     CONTRADICTED,
     SUPPORTED,
     UNKNOWN_LISTING,
+    claims_frame,
     empty_claims,
 )
 from estatebot.chat.harness.cases import EXPECTATIONS, ChatCase
@@ -93,12 +94,13 @@ class CaseRun:
 def results_frame(
     cases: Sequence[ChatCase],
     runs: Sequence[CaseRun],
-    claims: Sequence[pd.DataFrame | None] | None = None,
+    claims: Sequence[Sequence[Mapping[str, Any]] | None] | None = None,
 ) -> pd.DataFrame:
     """The typed results frame: one row per case, in order, with each case's verdict.
 
-    ``claims``, when the answers were fact-checked, holds each case's claims frame (None for a
-    case with no answer); the frame then has the ``claims_*`` counts.
+    ``claims``, when the answers were fact-checked, holds each case's claim records
+    (``ClaimChecker.records``; None for a case with no answer); the frame then has the
+    ``claims_*`` counts.
     """
     used = [e for e in EXPECTATIONS if any(e in case.expectations() for case in cases)]
     checked = claims if claims is not None else [None] * len(cases)
@@ -109,25 +111,23 @@ def results_frame(
     return _typed(pd.DataFrame(rows, columns=_columns(used, counted=claims is not None)))
 
 
-def claims_of_run(cases: Sequence[ChatCase], claims: Sequence[pd.DataFrame | None]) -> pd.DataFrame:
+def claims_of_run(
+    cases: Sequence[ChatCase], claims: Sequence[Sequence[Mapping[str, Any]] | None]
+) -> pd.DataFrame:
     """Every claim of a run, each with its case's name and question, in case order."""
-    parts = [
-        frame.assign(case=case.name, question=case.question)
-        for case, frame in zip(cases, claims, strict=True)
-        if frame is not None and len(frame)
+    rows = [
+        {"case": case.name, "question": case.question, **row}
+        for case, records in zip(cases, claims, strict=True)
+        for row in records or ()
     ]
-    if not parts:
-        return empty_claims(CLAIMS_CASE_COLUMNS)
-    joined = pd.concat(parts, ignore_index=True)
-    order = [*CLAIMS_CASE_COLUMNS, *(c for c in joined.columns if c not in CLAIMS_CASE_COLUMNS)]
-    return joined[order].astype({"case": "string", "question": "string"})
+    return claims_frame(rows, CLAIMS_CASE_COLUMNS)
 
 
 def _row(
     case: ChatCase,
     run: CaseRun,
     used: Sequence[str],
-    claims: pd.DataFrame | None = None,
+    claims: Sequence[Mapping[str, Any]] | None = None,
     *,
     counted: bool = False,
 ) -> dict[str, Any]:
@@ -157,7 +157,9 @@ def _row(
         row[f"{expectation}_pass"] = checks.get(expectation)
     if counted:
         for column, verdict_name in _CLAIM_COUNTS.items():
-            row[column] = None if claims is None else int((claims["verdict"] == verdict_name).sum())
+            row[column] = (
+                None if claims is None else sum(1 for c in claims if c["verdict"] == verdict_name)
+            )
     row["why"] = why
     row["passed"] = run.error is None and all(checks.values())
     return row

@@ -134,7 +134,7 @@ def run_chat_tests(
     finished = [run or CaseRun(error="not run") for run in runs]
     if checker is None:
         return ChatTestResults(results_frame(loaded, finished))
-    claims = [checker.check(run.answer.content) if run.answer else None for run in finished]
+    claims = [checker.records(run.answer.content) if run.answer else None for run in finished]
     return ChatTestResults(results_frame(loaded, finished, claims), claims_of_run(loaded, claims))
 
 
