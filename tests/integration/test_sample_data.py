@@ -205,7 +205,13 @@ def test_the_chat_tests_pass_against_the_demo_chatbot() -> None:
     failed = frame[~frame["passed"].fillna(False).astype(bool)]
     assert failed.empty, failed[["case", "question", "answer", "why", "error"]].to_string()
     assert frame["conversation"].notna().sum() == 3
-    for column in ("expect_no_answer", "max_latency_ms", "max_tokens", "expect_regex"):
+    for column in (
+        "expect_no_answer",
+        "max_latency_ms",
+        "max_tokens",
+        "expect_regex",
+        "expect_grounded",
+    ):
         assert frame[f"{column}_pass"].notna().any()
 
 

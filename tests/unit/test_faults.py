@@ -49,3 +49,20 @@ def test_clear_turns_everything_off() -> None:
     faults = Faults(latency_ms=5, fail_rate=1, throttle_burst=3, drop_rate=1, only={"Edit"})
     faults.clear()
     assert not faults.decide("Edit").any
+
+
+def test_hallucinations_are_off_by_default_and_drawn_per_question() -> None:
+    assert Faults().hallucination("3 bed homes in Austin") is None
+    always = Faults(hallucinate_rate=1.0, seed=5)
+    assert always.hallucination("3 bed homes in Austin") is not None
+    half = Faults(hallucinate_rate=0.5, seed=5)
+    questions = [f"{n} bed homes in Austin" for n in range(40)]
+    first = [half.hallucination(q) is not None for q in questions]
+    # The same seed and question give the same decision, whatever was asked before.
+    again = [half.hallucination(q) is not None for q in reversed(questions)][::-1]
+    assert first == again
+    assert 5 < sum(first) < 35
+    half.only = {"Edit"}
+    assert half.hallucination(questions[0]) is None
+    half.clear()
+    assert half.hallucinate_rate == 0.0

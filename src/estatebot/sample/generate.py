@@ -51,7 +51,7 @@ FILES: dict[str, str] = {
 #: The columns of ``chat_tests.xlsx``.
 CHAT_TEST_COLUMNS: tuple[str, ...] = (
     "name", "conversation", "question", "expect_contains", "expect_not_contains", "expect_regex",
-    "expect_no_answer", "max_latency_ms", "max_tokens",
+    "expect_no_answer", "max_latency_ms", "max_tokens", "expect_grounded",
 )  # fmt: skip
 
 
@@ -205,6 +205,9 @@ def chat_cases(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     cases: list[dict[str, Any]] = []
 
     def case(name: str, question: str, **expect: Any) -> None:
+        # Every answer that lists homes must state only what the listings say.
+        if "expect_regex" in expect and "expect_no_answer" not in expect:
+            expect = {**expect, "expect_grounded": "true"}
         cases.append({"name": name, "question": question, **expect})
 
     sale = "for_sale"
@@ -260,7 +263,7 @@ def chat_cases(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for name, question, expect in (
         ("chat-hello", "Hello", {"expect_contains": "Sunny Homes"}),
         ("chat-rentals", f"What rentals do you have in {city} under $4,000 a month?",
-         _finds(count, expect_contains="/month")),
+         {**_finds(count, expect_contains="/month"), "expect_grounded": "true"}),
         ("chat-thanks", "Thanks, that helps!", {"expect_contains": "You're welcome"}),
     ):  # fmt: skip
         cases.append({"name": name, "conversation": "renting", "question": question, **expect})
@@ -307,7 +310,8 @@ def _readme(generated: Generated, seed: int, n: int, cases: Sequence[Mapping[str
         )
     lines += [
         f"| `{FILES['chat_tests']}` | {len(cases)} chat test cases (one 3-turn conversation) "
-        "that pass against the emulator's demo chatbot |",
+        "that pass against the emulator's demo chatbot; those listing homes are also "
+        "fact-checked against its listings (`expect_grounded`) |",
         "",
         "Read them with `estatebot.read_sheet`. RESO and MLS-system exports carry no currency, "
         'so pass `defaults={"CurrencySymbol": "$"}`; the portal download also has no parking '
