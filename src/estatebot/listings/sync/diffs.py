@@ -33,16 +33,36 @@ def word_diff(before: str, after: str) -> list[Piece]:
     """The pieces that turn ``before`` into ``after``, word by word (whitespace kept)."""
     old, new = _TOKENS.findall(before), _TOKENS.findall(after)
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    opcodes = matcher.get_opcodes()
     pieces: list[Piece] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            pieces.append(Piece("same", "".join(old[i1:i2])))
-            continue
-        if i2 > i1:
-            pieces.append(Piece("deleted", "".join(old[i1:i2])))
-        if j2 > j1:
-            pieces.append(Piece("inserted", "".join(new[j1:j2])))
+    deleted: list[str] = []
+    inserted: list[str] = []
+    for n, (tag, i1, i2, j1, j2) in enumerate(opcodes):
+        same = "".join(old[i1:i2])
+        # A space alone between two changes joins them: "by appointment" replaced by
+        # "house Sunday" reads as one replacement, not three.
+        inside = 0 < n < len(opcodes) - 1 and same.isspace()
+        if tag == "equal" and not inside:
+            _flush(pieces, deleted, inserted)
+            pieces.append(Piece("same", same))
+        elif tag == "equal":
+            deleted.append(same)
+            inserted.append(same)
+        else:
+            deleted.append("".join(old[i1:i2]))
+            inserted.append("".join(new[j1:j2]))
+    _flush(pieces, deleted, inserted)
     return pieces
+
+
+def _flush(pieces: list[Piece], deleted: list[str], inserted: list[str]) -> None:
+    """Add the pending change (what went, then what came) to ``pieces``."""
+    if "".join(deleted).strip() or ("".join(deleted) and not "".join(inserted)):
+        pieces.append(Piece("deleted", "".join(deleted)))
+    if "".join(inserted).strip() or ("".join(inserted) and not "".join(deleted)):
+        pieces.append(Piece("inserted", "".join(inserted)))
+    deleted.clear()
+    inserted.clear()
 
 
 @dataclass(frozen=True)
