@@ -56,13 +56,11 @@ _BRIEF: tuple[str, ...] = ("PropertyType", "Address", "City", "Status")
 
 
 def _display(value: Any) -> str:
-    """A value as short display text (not escaped): numbers with separators, JSON for lists."""
+    """A value as short display text (not escaped): areas with separators, JSON for lists."""
     if value is None:
         return ""
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    if isinstance(value, bool | int):
+        return str(value)  # IDs, rows and years: no separators
     if isinstance(value, float):
         return f"{value:,.0f}" if value.is_integer() else f"{value:,}"
     text = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
@@ -370,11 +368,14 @@ _CHIPS: tuple[tuple[str, str], ...] = (
 )
 
 
-def summary_bar(counts: dict[str, int]) -> str:
-    """The counts by action as a row of chips (the ones after ``invalid`` only when nonzero)."""
+def summary_bar(counts: dict[str, int], *, cleanup: bool = False) -> str:
+    """The counts by action as a row of chips (the ones after ``invalid`` only when nonzero; a
+    cleanup's only deletes and keeps)."""
     chips: list[str] = []
     for name, words in _CHIPS:
         count = counts.get(name, 0)
+        if cleanup and name not in ("delete", "kept"):
+            continue
         if name in ("held_back", "kept", "skipped_create") and not count:
             continue
         zero = " eb-zero" if not count else ""
@@ -444,7 +445,8 @@ def render_html(
     actions = _actions(action)
     if fields is not None:
         actions &= {"update", "held back"}
-    parts = [_title(plan), summary_bar(plan.counts())]
+    cleanup = bool(plan.options.get("cleanup"))
+    parts = [_title(plan), summary_bar(plan.counts(), cleanup=cleanup)]
     if action is not None or field is not None:
         asked = ", ".join(sorted(actions)) or "nothing"
         on = f" of {', '.join(fields)}" if fields else ""
