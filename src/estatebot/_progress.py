@@ -30,3 +30,27 @@ def progress_bar(
 ) -> tqdm[Any]:
     """A tqdm bar (a disabled one when progress is off, so callers never branch)."""
     return tqdm(total=total, desc=desc, unit=unit, disable=not progress_enabled(progress))
+
+
+def finish_bar(bar: tqdm[Any], *, failed: int, total: int) -> None:
+    """Close ``bar`` in a colour that tells how the work went.
+
+    A bar full of work that failed must not end green: with any failure it ends in the warning
+    colour (the danger colour when everything failed). A notebook bar (tqdm.notebook) turns green
+    on close, so its widget's ``bar_style`` is set after; ipywidgets draws that style in the
+    theme's own ``--jp-warn-color1``/``--jp-error-color1``. A terminal bar takes ``colour``
+    before its last draw.
+    """
+    if failed <= 0 or getattr(bar, "disable", False):
+        bar.close()
+        return
+    style = "danger" if total and failed >= total else "warning"
+    container = getattr(bar, "container", None)
+    if container is None:  # the terminal's bar
+        bar.colour = "red" if style == "danger" else "yellow"
+        bar.close()
+        return
+    bar.close()
+    children: Any = getattr(container, "children", ())
+    if len(children) >= 2:  # [description, progress, figures]: tqdm.notebook's layout
+        children[1].bar_style = style

@@ -268,7 +268,8 @@ def test_a_failed_row_is_reported_and_the_rest_go_on(
     assert not str(fills[second]).endswith("FFC7CE")
 
     html = report._repr_html_()
-    assert "background:#ffc7ce" in html
+    assert html.index(first) < html.index(second)  # the failure first
+    assert "#ffc7ce" not in html  # no fixed light fill: the theme's colours
     assert server.api_key not in html
     assert server.api_key not in str(report)
     assert server.session_key not in report.frame.to_string()

@@ -473,9 +473,13 @@ def test_cleanup_where_narrows() -> None:
         cleanup_remote(), min_days_on_market=180, where=lambda f: f["City"] == "Dallas"
     )
     assert [op.id for op in plan.deletes] == [2, 4]
-    assert "(Status in ['Sold'] or DaysOnMarket ≥ 180) and where(frame)" in plan.notes[0]
-    alone = plan_cleanup(cleanup_remote(), status=None, where=lambda f: f["ID"] == 3)
+    words = "Sold, or on the market 180 days or more, and chosen by the where= filter"
+    assert plan.notes[0] == f"cleanup selects: {words}"
+    alone = plan_cleanup(
+        cleanup_remote(), status=None, where=lambda f: f["ID"] == 3, where_label="in Dallas"
+    )
     assert [op.id for op in alone.deletes] == [3]
+    assert alone.notes[0] == "cleanup selects: In Dallas"
 
 
 def test_cleanup_guards() -> None:
@@ -509,9 +513,11 @@ def test_html_view_highlights_and_escapes() -> None:
     page = sample_plan()._repr_html_()
     assert "<script>" not in page
     assert "&lt;script&gt;" in page
-    assert "class='changed'" in page
-    assert "background:#fff3b0" in page
-    assert "1 create, 1 update, 1 delete, 3 unchanged, 1 invalid" in page
+    assert "class='eb-after" in page
+    assert "#fff3b0" not in page  # no fixed light fill: the theme's colours
+    counts = {"create": 1, "update": 1, "delete": 1, "unchanged": 3, "invalid": 1}
+    for name, count in counts.items():
+        assert f"eb-chip eb-{name}' data-count='{count}'" in page
     assert "Invalid" in page
     assert "Status" in page
 
@@ -532,7 +538,7 @@ def test_html_view_is_bounded() -> None:
     sheet["Bedrooms"] = pd.array([4] * 60, dtype="Int64")
     page = plan_sync(sheet, remote)._repr_html_()
     assert "… and 10 more" in page
-    assert page.count("class='changed'") == 50
+    assert page.count("class='eb-after") == 50
 
 
 def test_to_frame_long_and_wide() -> None:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from estatebot._progress import progress_bar
+from estatebot._progress import finish_bar, progress_bar
 from estatebot.listings import schema
 from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sync.backup import (
@@ -50,6 +50,7 @@ from estatebot.listings.sync.journal import Journal
 from estatebot.listings.sync.recheck import still_there, window_recheck
 from estatebot.listings.sync.report import (
     DONE,
+    NOT_DONE,
     REDONE,
     SKIPPED,
     UNCHANGED,
@@ -277,6 +278,16 @@ def apply_plan(
             record.close()
 
 
+def _retry_call(serial: str, book: Journal | None, backup: Path | None) -> str | None:
+    """The call that sends again what failed: the same plan with the same journal (and backup,
+    so the first run's before-images are kept). None without a journal: a plan applied in part
+    is stale for the listings it changed, and only a new plan goes on from there."""
+    if book is None:
+        return None
+    extra = f", backup={str(backup)!r}" if backup is not None else ""
+    return f"plan.apply(client, {serial!r}, journal={str(book.path)!r}{extra})"
+
+
 def _apply(
     plan: PlanArtifact,
     tasks: Sequence[Task],
@@ -397,6 +408,9 @@ def _apply(
         finally:
             if sent is not None:  # also when interrupted: what was accepted is recorded
                 remember_done(sent, checked.send, runner.outcomes)
+        not_done = sum(1 for o in outcomes.values() if o.outcome in NOT_DONE)
+        not_done += sum(1 for o in runner.outcomes.values() if o.outcome in NOT_DONE)
+        finish_bar(bar, failed=not_done, total=len(tasks))
     if runner.recheck is not None and runner.recheck.windows:
         failures = runner.recheck.failures
         notes.append(
@@ -419,6 +433,7 @@ def _apply(
         backup_path=backup_path,
         journal_path=book.path if book is not None else None,
         notes=notes,
+        retry_call=_retry_call(serial, book, backup_path),
     )
     logger.info("apply: %s", report.summary())
     return report

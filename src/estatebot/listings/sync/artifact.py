@@ -13,18 +13,21 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
 
 from estatebot._summary import Summary
 from estatebot.api.errors import PlanError
-from estatebot.listings.sync import view
+from estatebot.listings.sync import plan_html, plots, view
 from estatebot.listings.sync.items import Change, HeldBack, InvalidRow, ListingRef, PlannedOp
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "PlanArtifact"]
 
@@ -63,6 +66,9 @@ class PlanArtifact:
     remote_count: int = 0
     options: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
+    #: A cleanup's kept listings' days on market, beside :attr:`kept`, for :meth:`plot`. Kept in
+    #: memory only: a plan read back plots with ``remote=``.
+    kept_days_on_market: list[int | None] = field(default_factory=list, compare=False, repr=False)
 
     # -- reading
 
@@ -114,7 +120,30 @@ class PlanArtifact:
         return f"<{type(self).__name__} {self.key_type}: {self.summary()}>"
 
     def _repr_html_(self) -> str:
-        return view.render_html(self)
+        return plan_html.render_html(self)
+
+    def view(
+        self,
+        action: str | Sequence[str] | None = None,
+        field: str | Sequence[str] | None = None,
+    ) -> plan_html.PlanView:
+        """A part of the plan to display: ``plan.view(action="update", field="Price")``.
+
+        ``action`` is ``"create"``, ``"update"``, ``"delete"``, ``"invalid"``, ``"held back"`` or
+        ``"skipped create"`` (or a list of them); ``field`` a listing field or part of a name
+        (``"Price"`` picks SalePrice, RentPrice and the other prices), which shows the updates
+        of those fields only. An unknown name raises ValueError listing the known ones.
+        """
+        return plan_html.PlanView(self, action, field)
+
+    def plot(self, *, remote: pd.DataFrame | None = None) -> Figure:
+        """A figure of the plan (matplotlib: ``pip install 'estatebot[plot]'``).
+
+        A sync plan: the listings by action, and each price change in percent. A cleanup plan:
+        the listings' days on market, those it deletes coloured, with the rule's threshold
+        (a cleanup plan read back from a file needs the pulled listings as ``remote``).
+        """
+        return plots.plot_plan(self, remote=remote)
 
     # -- exporting
 

@@ -14,6 +14,7 @@ from estatebot.api.models import KeyType
 from estatebot.listings import schema
 from estatebot.listings.sync.classify import collector_paused, delete_ops, planned_at
 from estatebot.listings.sync.clean import NONE, clean_frame
+from estatebot.listings.sync.cleanup_rule import WHERE_WORDS, rule_in_words
 from estatebot.listings.sync.compare import key_values, match_keys
 from estatebot.listings.sync.guards import (
     check_fraction,
@@ -34,6 +35,7 @@ def plan_cleanup(
     status: Sequence[str] | str | None = ("Sold",),
     min_days_on_market: int | None = None,
     where: Callable[[pd.DataFrame], pd.Series[bool]] | None = None,
+    where_label: str | None = None,
     key: str | KeyType = "NewOaks",
     max_delete_fraction: float = 0.2,
     force_delete_count: int | None = None,
@@ -45,6 +47,11 @@ def plan_cleanup(
     by ``where(frame)``, a boolean Series over a clean copy of ``remote`` (NA counts as False).
     With no status and no minimum, ``where`` alone selects. Deletes are keyed by ``key``
     (``NewOaks`` by default: every pulled listing has an ID). Other listings are ``kept``.
+
+    The plan names its rule in words, in its title and first note: "Sold, or on the market 180
+    days or more"; ``where_label`` says what ``where`` selects ("gone from this week's export"),
+    else it is named "chosen by the where= filter". The plan keeps every listing's days on market,
+    for :meth:`~estatebot.listings.sync.artifact.PlanArtifact.plot`.
     Raises PlanError when no criterion is given, ``where`` does not return a boolean Series
     aligned with the frame, or the deletes pass ``max_delete_fraction`` unconfirmed.
     """
@@ -54,6 +61,7 @@ def plan_cleanup(
             status=status,
             min_days_on_market=min_days_on_market,
             where=where,
+            where_label=where_label,
             key=key,
             max_delete_fraction=max_delete_fraction,
             force_delete_count=force_delete_count,
@@ -66,6 +74,7 @@ def _plan_cleanup(
     status: Sequence[str] | str | None,
     min_days_on_market: int | None,
     where: Callable[[pd.DataFrame], pd.Series[bool]] | None,
+    where_label: str | None,
     key: str | KeyType,
     max_delete_fraction: float,
     force_delete_count: int | None,
@@ -82,23 +91,22 @@ def _plan_cleanup(
     remote_positions(match_keys(keys), ids, key_column, shown=keys)
 
     selected = np.zeros(len(clean), dtype=bool)
-    criteria: list[str] = []
-    if statuses:
-        wanted = [s.strip() for s in statuses]
+    wanted = [s.strip() for s in statuses]
+    if wanted:
         selected |= clean["Status"].isin(wanted).fillna(False).to_numpy(dtype=bool)
-        criteria.append(f"Status in {wanted}")
+    days = clean["DaysOnMarket"].to_numpy(dtype="float64", na_value=np.nan)
     if min_days_on_market is not None:
-        days = clean["DaysOnMarket"].to_numpy(dtype="float64", na_value=np.nan)
         with np.errstate(invalid="ignore"):
             selected |= days >= float(min_days_on_market)
-        criteria.append(f"DaysOnMarket ≥ {min_days_on_market}")
     if where is not None:
         mask = where(clean.copy())
         if not isinstance(mask, pd.Series) or len(mask) != len(clean):
             raise PlanError("where(frame) must return a boolean Series, one value per listing")
         chosen = mask.reindex(clean.index).astype("boolean").fillna(False).to_numpy(dtype=bool)
-        selected = (selected & chosen) if criteria else chosen
-        criteria.append("where(frame)")
+        either = bool(wanted) or min_days_on_market is not None
+        selected = (selected & chosen) if either else chosen
+    where_words = (where_label or WHERE_WORDS) if where is not None else None
+    rule = rule_in_words(wanted, min_days_on_market, where_words)
 
     plan = SyncPlan(
         key_type=key_type.value,
@@ -108,13 +116,15 @@ def _plan_cleanup(
             "status": list(statuses),
             "min_days_on_market": min_days_on_market,
             "where": where is not None,
+            "rule": rule,
             "max_delete_fraction": fraction,
             "force_delete_count": force_delete_count,
         },
         created_at=planned_at(),
         remote_count=len(clean),
     )
-    plan.notes.append("cleanup selects: " + _describe_criteria(criteria, where is not None))
+    plan.notes.append(f"cleanup selects: {rule}")
+
     chosen_positions: list[tuple[int, int | None, str]] = []
     for position, k in enumerate(keys):
         if selected[position] and k is not None:
@@ -123,6 +133,9 @@ def _plan_cleanup(
             )
         else:
             plan.kept.append(ListingRef(k, None, ids[position]))
+            # For plot(): a kept listing is held by reference only, its days on market apart.
+            day = days[position]
+            plan.kept_days_on_market.append(None if np.isnan(day) else int(day))
     unkeyed = sum(1 for p, k in enumerate(keys) if selected[p] and k is None)
     if unkeyed:
         plan.notes.append(f"{unkeyed} selected listings have no {key_column} and are kept")
@@ -130,14 +143,6 @@ def _plan_cleanup(
     guard_deletes(len(plan.deletes), len(clean), fraction, force_delete_count)
     plan.fingerprint = frame_fingerprint(clean, is_clean=True)
     return plan
-
-
-def _describe_criteria(criteria: Sequence[str], has_where: bool) -> str:
-    either = [c for c in criteria if c != "where(frame)"]
-    text = " or ".join(either)
-    if has_where:
-        text = f"({text}) and where(frame)" if text else "where(frame)"
-    return text
 
 
 def _cleanup_reason(clean: pd.DataFrame, position: int) -> str:

@@ -174,7 +174,7 @@ def sheet_parts(sheet: SheetLike | pd.DataFrame, key_column: str) -> SheetParts:
     cleared = _masks(sheet.cleared, source.index)
     defaulted = _masks(getattr(sheet, "defaulted", None), source.index)
     overrides = dict(getattr(sheet, "overrides", None) or {})
-    rejected, notes = _rejections(sheet, set(rows))
+    rejected, notes = _rejections(sheet, set(rows), key_column)
     unpublished = _unpublished(sheet.unpublished, key_column)
     flagged, flags = _flagged(sheet.issues, rows)
     cleared_keys = _cleared_keys(getattr(sheet, "cleared_keys", None), rows)
@@ -258,11 +258,16 @@ def _text(value: Any) -> str | None:
 
 
 def _rejections(
-    sheet: SheetLike, valid_rows: set[int | None]
+    sheet: SheetLike, valid_rows: set[int | None], key_column: str
 ) -> tuple[list[InvalidRow], list[str]]:
-    """Rows the reader rejected, with their error messages, and notes on sheet-level issues."""
+    """Rows the reader rejected, with their error messages, and notes on sheet-level issues.
+
+    A row's key is known where an issue names the key field's value (a duplicate key): the
+    plan's views show it beside the row number.
+    """
     notes: list[str] = []
     reasons: dict[int, list[str]] = {int(r): [] for r in sheet.invalid_rows}
+    keys: dict[int, str] = {}
     issues = sheet.issues
     if issues is not None and len(issues):
         severity = (
@@ -286,10 +291,12 @@ def _rejections(
             if number in valid_rows and number not in reasons:
                 continue  # the reader kept this row: its message is for information only
             reasons.setdefault(number, []).append(text)
+            if value is not None and _text(record.get("field")) == key_column:
+                keys.setdefault(number, value)
         if warnings:
             notes.append(f"the reader reported {warnings} warnings (see the sheet's issues)")
     rejected = [
-        InvalidRow(row, None, None, tuple(texts) or ("rejected by the sheet reader",))
+        InvalidRow(row, keys.get(row), None, tuple(texts) or ("rejected by the sheet reader",))
         for row, texts in sorted(reasons.items())
     ]
     return rejected, notes

@@ -7,7 +7,6 @@ reply or our own words, see :mod:`estatebot.api.errors`).
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
@@ -18,19 +17,35 @@ import pandas as pd
 
 from estatebot._cells import SheetWriter, frame_rows, warn_changes
 from estatebot._summary import Summary
+from estatebot.listings.sync.outcomes import (
+    CHANGED,
+    DONE,
+    FAILED,
+    NOT_DONE,
+    NOT_SENT,
+    OUTCOMES,
+    REDONE,
+    SKIPPED,
+    UNCHANGED,
+)
+from estatebot.listings.sync.report_html import render_report
 
-#: Outcomes of an operation.
-DONE = "done"
-FAILED = "failed"
-SKIPPED = "skipped (already done)"
-#: Done again: the journal called it done, and the service did not show it.
-REDONE = "redone"
-UNCHANGED = "unchanged"
-#: Held back by the runner: a delete whose listing a failed create was meant to replace.
-NOT_SENT = "not sent"
-#: Not sent: the listing changed on the service after the apply's check, before its write.
-CHANGED = "changed during apply"
-OUTCOMES: tuple[str, ...] = (DONE, REDONE, FAILED, NOT_SENT, CHANGED, SKIPPED, UNCHANGED)
+__all__ = [
+    "CHANGED",
+    "DONE",
+    "FAILED",
+    "NOT_DONE",
+    "NOT_SENT",
+    "OUTCOMES",
+    "REDONE",
+    "REPORT_COLUMNS",
+    "REPORT_DTYPES",
+    "SKIPPED",
+    "UNCHANGED",
+    "ApplyReport",
+    "OpOutcome",
+    "outcomes_frame",
+]
 
 #: Columns of :attr:`ApplyReport.frame`, with their dtypes.
 REPORT_DTYPES: dict[str, Any] = {
@@ -88,6 +103,8 @@ class ApplyReport:
     with the same journal) or ``"unchanged"``. A failed row carries the service's ``code`` and
     ``message`` (or the transport error). ``backup_path`` and ``journal_path`` say where the
     before-image and the journal were written; ``notes`` says anything else worth knowing.
+    ``retry_call`` is the call that sends again what failed (the same plan with the same journal,
+    for an apply; None when the apply kept no journal: then only a new plan goes on).
     """
 
     frame: pd.DataFrame
@@ -95,6 +112,7 @@ class ApplyReport:
     journal_path: Path | None = None
     notes: list[str] = field(default_factory=list)
     title: str = "Apply"
+    retry_call: str | None = None
 
     @property
     def failed(self) -> pd.DataFrame:
@@ -179,27 +197,12 @@ class ApplyReport:
         return f"<ApplyReport {self.summary()}>"
 
     def _repr_html_(self) -> str:
-        esc = html.escape
-        parts = [f"<div><strong>{esc(self.title)}: {esc(self.summary())}</strong>"]
-        parts += [f"<div>{esc(line)}</div>" for line in self._where()]
-        parts += [f"<div>note: {esc(note)}</div>" for note in self.notes]
-        shown = self.frame.head(200)
-        head = "".join(f"<th>{esc(column)}</th>" for column in REPORT_COLUMNS)
-        body: list[str] = []
-        for record in shown.to_dict("records"):
-            style = ' style="background:#ffc7ce"' if record["outcome"] == FAILED else ""
-            cells = "".join(f"<td>{esc(_cell(record[column]))}</td>" for column in REPORT_COLUMNS)
-            body.append(f"<tr{style}>{cells}</tr>")
-        parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
-        if len(self.frame) > len(shown):
-            parts.append(f"<div>… {len(self.frame) - len(shown)} more rows in .frame</div>")
-        parts.append("</div>")
-        return "".join(parts)
-
-
-def _cell(value: Any) -> str:
-    if value is None or value is pd.NA:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.1f}"
-    return str(value)
+        return render_report(
+            title=self.title,
+            summary=str(self.summary()),
+            counts=self.counts(),
+            frame=self.frame,
+            where=self._where(),
+            notes=self.notes,
+            retry_call=self.retry_call,
+        )

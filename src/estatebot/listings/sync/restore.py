@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from pydantic import ValidationError
 
-from estatebot._progress import progress_bar
+from estatebot._progress import finish_bar, progress_bar
 from estatebot.api.models import KeyType, ListingInput, field_problems
 from estatebot.listings import schema
 from estatebot.listings.remote.parsers import parse_numbers
@@ -25,6 +25,7 @@ from estatebot.listings.sync.clean import clean_value
 from estatebot.listings.sync.compare import key_values
 from estatebot.listings.sync.report import (
     FAILED,
+    NOT_DONE,
     UNCHANGED,
     ApplyReport,
     OpOutcome,
@@ -217,9 +218,14 @@ def _restore(
         finally:
             if record is not None:
                 remember_done(record, tasks, runner.outcomes)
+        failed = sum(1 for o in runner.outcomes.values() if o.outcome in NOT_DONE)
+        finish_bar(bar, failed=failed, total=len(tasks))
     rows = [*settled, *(runner.outcomes[t.op] for t in tasks)]
     rows.sort(key=lambda o: o.row or 0)
-    return ApplyReport(frame=outcomes_frame(rows), title="Restore")
+    # A listing the backup already matches is left alone, so the same call again sends only
+    # what is still missing or different.
+    again = f"eb.restore({str(backup)!r}, client, {serial!r})"
+    return ApplyReport(frame=outcomes_frame(rows), title="Restore", retry_call=again)
 
 
 def _recalled(record: SentValues | None, mls: str | None, url: str | None) -> dict[str, Any]:

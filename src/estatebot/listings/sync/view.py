@@ -1,7 +1,8 @@
-"""Views of a plan: a table, the notebook's HTML, a workbook.
+"""Views of a plan: a table and a workbook (the notebook's HTML is :mod:`.plan_html`).
 
-They read a plan through :class:`ShownPlan`, what a view needs of one, so the plan
-(:mod:`~estatebot.listings.sync.artifact`) uses its views and the views never import it.
+They read a plan through :class:`~estatebot.listings.sync.shown.ShownPlan`, what a view needs
+of one, so the plan (:mod:`~estatebot.listings.sync.artifact`) uses its views and the views never
+import it.
 
 Listing text comes from spreadsheets and the service, so it is untrusted: the HTML view escapes
 every value, and the workbook writes it by the rules of :mod:`estatebot._cells` (a description
@@ -11,12 +12,10 @@ cut, and the cells so changed are named in a warning).
 
 from __future__ import annotations
 
-import html
-import json
 from collections.abc import Iterable, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pandas as pd
 from openpyxl import Workbook
@@ -25,58 +24,18 @@ from openpyxl.styles import PatternFill
 from estatebot._cells import SheetWriter, plain_value, warn_changes
 from estatebot.listings import schema
 from estatebot.listings.sync.clean import clean_extension
-from estatebot.listings.sync.items import HeldBack, InvalidRow, ListingRef, PlannedOp
+from estatebot.listings.sync.items import PlannedOp
+from estatebot.listings.sync.plan_html import HTML_ROWS, render_html
+from estatebot.listings.sync.shown import ShownPlan
 
-#: Rows shown per action in the notebook view.
-HTML_ROWS = 50
-_TEXT_LIMIT = 200
+__all__ = ["HTML_ROWS", "ShownPlan", "render_html", "to_excel", "to_frame", "values_after"]
+
 _FIELDS: tuple[str, ...] = tuple(c for c in schema.COLUMNS if c != "ID")
-_HIGHLIGHT = "#fff3b0"
+# Excel's own pale yellow: a workbook has one look, whatever the notebook's theme.
 _FILL = PatternFill(start_color="FFF3B0", end_color="FFF3B0", fill_type="solid")
-# A few identifying fields for the create and delete tables of the notebook view.
-_BRIEF: tuple[str, ...] = ("PropertyType", "Address", "City", "SalePrice", "RentPrice", "Status")
-
-
-class ShownPlan(Protocol):
-    """What a view reads of a plan (:class:`~estatebot.listings.sync.artifact.PlanArtifact`)."""
-
-    key_type: str
-    creates: list[PlannedOp]
-    updates: list[PlannedOp]
-    deletes: list[PlannedOp]
-    unchanged: list[ListingRef]
-    invalid: list[InvalidRow]
-    kept: list[ListingRef]
-    skipped_create: list[PlannedOp]
-    held_back: list[HeldBack]
-    refusals: list[str]
-    notes: list[str]
-    fingerprint: str
-    remote_count: int
-    created_at: str
-
-    def operations(self) -> list[PlannedOp]:
-        """Every operation apply performs, in order."""
-        ...
-
-    def counts(self) -> dict[str, int]:
-        """The number of listings in each class, by name."""
-        ...
-
-    def summary(self) -> str:
-        """One line of counts."""
-        ...
 
 
 # --------------------------------------------------------------------------- values
-
-
-def _display(value: Any) -> str:
-    """A value as short display text (not escaped)."""
-    if value is None:
-        return ""
-    text = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
-    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"
 
 
 def values_after(op: PlannedOp) -> dict[str, Any]:
@@ -162,121 +121,6 @@ def to_frame(
         frame["before"] = frame["before"].astype("object")
         frame["after"] = frame["after"].astype("object")
     return frame.astype(types)
-
-
-# --------------------------------------------------------------------------- HTML
-
-
-def _e(value: Any) -> str:
-    return html.escape(_display(value), quote=True)
-
-
-def _shown(value: Any) -> str:
-    # In a change, an empty side is worth seeing: it is how a cleared or new value reads.
-    return "<i>(empty)</i>" if value in (None, [], {}) else _e(value)
-
-
-def _table(header: Sequence[str], rows: Iterable[str]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def _more(total: int) -> str:
-    if total <= HTML_ROWS:
-        return ""
-    return f"<p class='more'>… and {total - HTML_ROWS} more</p>"
-
-
-def _section(title: str, total: int, body: str) -> str:
-    return (
-        f"<details open><summary><b>{html.escape(title)}</b> ({total})</summary>"
-        f"{body}{_more(total)}</details>"
-    )
-
-
-def _update_rows(ops: Sequence[PlannedOp]) -> list[str]:
-    rows: list[str] = []
-    for op in ops[:HTML_ROWS]:
-        span = max(1, len(op.changes))
-        lead = (
-            f"<td rowspan='{span}'>{_e(op.key)}</td><td rowspan='{span}'>{_e(op.row)}</td>"
-            f"<td rowspan='{span}'>{_e(op.id)}</td>"
-        )
-        for n, change in enumerate(op.changes or ()):
-            cells = (
-                f"<td>{_e(change.field)}</td><td class='before'>{_shown(change.before)}</td>"
-                f"<td class='changed' style='background:{_HIGHLIGHT}'>{_shown(change.after)}</td>"
-            )
-            rows.append(f"<tr>{lead if n == 0 else ''}{cells}</tr>")
-    return rows
-
-
-def render_html(plan: ShownPlan) -> str:
-    """The notebook view: summary, refusals and notes, then a bounded table per action."""
-    parts = [
-        "<div class='estatebot-plan'>",
-        f"<p><b>SyncPlan</b> by {_e(plan.key_type)}: {_e(plan.summary())}</p>",
-    ]
-    # Refusals and notes are our own sentences: shown whole (a cut one loses what to do).
-    for text in plan.refusals:
-        parts.append(f"<p class='refusal' style='color:#a40000'>⚠ {html.escape(text)}</p>")
-    if plan.notes:
-        items = "".join(f"<li>{html.escape(t)}</li>" for t in plan.notes)
-        parts.append("<ul class='notes'>" + items)
-        parts.append("</ul>")
-    if plan.creates:
-        rows = [
-            f"<tr><td>{_e(op.key)}</td><td>{_e(op.row)}</td>"
-            + "".join(f"<td>{_e((op.body or {}).get(f))}</td>" for f in _BRIEF)
-            + "</tr>"
-            for op in plan.creates[:HTML_ROWS]
-        ]
-        parts.append(_section("Create", len(plan.creates), _table(["key", "row", *_BRIEF], rows)))
-    if plan.updates:
-        table = _table(["key", "row", "ID", "field", "before", "after"], _update_rows(plan.updates))
-        parts.append(_section("Update", len(plan.updates), table))
-    if plan.deletes:
-        rows = [
-            f"<tr><td>{_e(op.key)}</td><td>{_e(op.id)}</td><td>{_e(op.reason)}</td>"
-            + "".join(f"<td>{_e((op.before or {}).get(f))}</td>" for f in _BRIEF)
-            + "</tr>"
-            for op in plan.deletes[:HTML_ROWS]
-        ]
-        table = _table(["key", "ID", "reason", *_BRIEF], rows)
-        parts.append(_section("Delete", len(plan.deletes), table))
-    if plan.invalid:
-        rows = [
-            f"<tr><td>{_e(r.row)}</td><td>{_e(r.key)}</td>"
-            f"<td>{'<br>'.join(_e(reason) for reason in r.reasons)}</td></tr>"
-            for r in plan.invalid[:HTML_ROWS]
-        ]
-        parts.append(
-            _section("Invalid", len(plan.invalid), _table(["row", "key", "reasons"], rows))
-        )
-    if plan.held_back:
-        rows = [
-            f"<tr><td>{_e(h.row)}</td><td>{_e(h.key)}</td><td>{_e(h.column or h.field)}</td>"
-            f"<td>{_e(h.value)}</td><td>{_e(h.message)}</td></tr>"
-            for h in plan.held_back[:HTML_ROWS]
-        ]
-        table = _table(["row", "key", "column", "value", "why"], rows)
-        title = "Held back (the reader warned: the listing keeps its value; accept_flagged=True)"
-        parts.append(_section(title, len(plan.held_back), table))
-    if plan.skipped_create:
-        rows = [
-            f"<tr><td>{_e(op.key)}</td><td>{_e(op.row)}</td></tr>"
-            for op in plan.skipped_create[:HTML_ROWS]
-        ]
-        table = _table(["key", "row"], rows)
-        parts.append(
-            _section("Skipped create (create_missing=False)", len(plan.skipped_create), table)
-        )
-    parts.append(
-        f"<p>{len(plan.unchanged)} unchanged, {len(plan.kept)} kept on the service; "
-        f"fingerprint <code>{_e(plan.fingerprint[:12])}</code>, made {_e(plan.created_at)}</p>"
-    )
-    parts.append("</div>")
-    return "".join(parts)
 
 
 # --------------------------------------------------------------------------- Excel
