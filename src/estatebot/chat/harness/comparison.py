@@ -40,7 +40,9 @@ class ChatRunChanges(pd.DataFrame):
 
     def _repr_html_(self) -> str | None:
         if list(self.columns) != list(_CHANGE_COLUMNS):
-            return super()._repr_html_()  # columns changed by hand: the plain table
+            # Columns changed by hand: pandas' own table.
+            plain: str | None = pd.DataFrame(self)._repr_html_()  # type: ignore[operator]
+            return plain
         return changes_html(pd.DataFrame(self))
 
 

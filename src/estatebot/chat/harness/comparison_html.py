@@ -125,4 +125,5 @@ def changes_html(frame: pd.DataFrame) -> str:
         f"<th>{n}</th>" for n in ("case", "question", "change", "outcome", "answer (old → new)")
     )
     table = f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>" if rows else ""
-    return f'{STYLE}<div class="eb-compare {NO_MATH}"><div class="eb-head">{head}</div>{table}</div>'
+    body = f'<div class="eb-head">{head}</div>{table}'
+    return f'{STYLE}<div class="eb-compare {NO_MATH}">{body}</div>'

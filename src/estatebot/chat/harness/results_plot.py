@@ -27,9 +27,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - exercised where matplotlib is absent
-        raise ImportError(
-            "results.plot() needs matplotlib: pip install 'estatebot[plot]'"
-        ) from exc
+        raise ImportError("results.plot() needs matplotlib: pip install 'estatebot[plot]'") from exc
     return plt
 
 
@@ -74,8 +72,14 @@ def plot_results(frame: pd.DataFrame, figures: Mapping[str, Any]) -> Figure:
     for kind, count in zip(("pass", "fail", "error"), counts, strict=True):
         rate.bar([0], [count], bottom=bottom, color=OUTCOME_COLOURS[kind], label=kind)
         if count:
-            rate.annotate(str(count), (0, bottom + count / 2), ha="center", va="center",
-                          color="white", fontweight="bold")
+            rate.annotate(
+                str(count),
+                (0, bottom + count / 2),
+                ha="center",
+                va="center",
+                color="white",
+                fontweight="bold",
+            )
         bottom += count
     share = figures.get("pass_rate")
     rate.set_title("passed" if share is None else f"{share:.0%} passed")
@@ -84,4 +88,5 @@ def plot_results(frame: pd.DataFrame, figures: Mapping[str, Any]) -> Figure:
     rate.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), ncols=3, frameon=False)
     # Shown once by the notebook as the cell's value, not a second time by pyplot's own display.
     plt.close(fig)
-    return fig
+    figure: Figure = fig
+    return figure
