@@ -91,10 +91,12 @@ def test_results_colour_pass_and_fail_and_round_latencies() -> None:
     assert 'class="eb-outcome eb-outcome-pass">PASS' in page
     assert 'class="eb-outcome eb-outcome-fail">FAIL' in page
     assert 'tr class="eb-fail"' in page
-    assert ">13 ms<" in page and ">12.8 s<" in page
+    assert ">13 ms<" in page
+    assert ">12.8 s<" in page
     assert "12.810007" not in page
     # Colours come from the notebook's theme, not fixed white cards.
-    assert "var(--jp-success-color1" in page and "var(--jp-error-color1" in page
+    assert "var(--jp-success-color1" in page
+    assert "var(--jp-error-color1" in page
     assert "#ffffff;" not in page.replace("color: #ffffff", "")
 
 
@@ -116,7 +118,8 @@ def test_latency_is_rounded_for_reading(ms: float | None, shown: str) -> None:
 def test_safe_text_escapes_every_special_and_breaks_lines() -> None:
     assert safe_text("a$b<c&d*e_f\\g") == "a&#36;b&lt;c&amp;d&#42;e&#95;f&#92;g"
     assert safe_text("one\r\ntwo\nthree") == "one<br>two<br>three"
-    assert safe_text(None) == "" and safe_text(pd.NA) == ""
+    assert safe_text(None) == ""
+    assert safe_text(pd.NA) == ""
 
 
 def test_unnamed_cases_are_named_by_row_in_the_frame_the_view_and_the_workbook(
@@ -145,7 +148,8 @@ def test_default_names_still_pair_cases_by_question_when_rows_move() -> None:
     old = run(["a", "b"])
     new = run(["new first", "a", "b"], {"b": "a different answer"})
     changes = compare_chat_runs(old, new)
-    assert is_default_name("row 2") and not is_default_name("row two")
+    assert is_default_name("row 2")
+    assert not is_default_name("row two")
     assert list(changes["change"]) == ["added", "answer changed"]
     assert list(changes["question"]) == ["new first", "b"]
 
@@ -180,7 +184,8 @@ def test_comparison_is_still_a_frame_and_shows_a_word_diff() -> None:
     assert changes.set_index("case").loc["n", "new_answer"] == "Homes at $700k now"
     page = changes._repr_html_()
     assert "<del>&#36;650k</del><ins>&#36;700k</ins>" in page
-    assert "Homes at " in page and " now" in page
+    assert "Homes at " in page
+    assert " now" in page
     assert 'eb-change-worse">now failing' in page
     assert "pass → fail" in page
     assert "tex2jax_ignore mathjax_ignore" in page
@@ -229,7 +234,8 @@ def test_a_rate_limit_counts_down_and_then_says_retry_is_possible() -> None:
     failure = describe_failure(
         RateLimitError("Slow down", operation="ClientAsk", code=429, retry_after=12)
     )
-    assert failure.title == "Rate limited" and failure.detail == "Slow down"
+    assert failure.title == "Rate limited"
+    assert failure.detail == "Slow down"
     assert failure.retry_after == 12
     now = datetime(2024, 5, 1, 12, 0, 0)
     turn = Turn(role="bot", state="failed", error="Slow down", retry_at=now + timedelta(seconds=12))
@@ -243,7 +249,8 @@ def test_a_rate_limit_counts_down_and_then_says_retry_is_possible() -> None:
 def test_a_failed_turn_shows_its_headline_not_a_traceback() -> None:
     turn = Turn(role="bot", state="failed", error_title="The API key was refused", error="401")
     page = turn_html(turn)
-    assert "The API key was refused" in page and "Traceback" not in page
+    assert "The API key was refused" in page
+    assert "Traceback" not in page
 
 
 def test_a_complete_answer_has_a_muted_line_of_latency_tokens_and_time() -> None:
@@ -288,12 +295,14 @@ def test_the_title_is_the_chatbots_name_when_the_service_tells_it() -> None:
         panel = ChatPanel(client, SERIAL)
         try:
             assert panel.title == "Sunny Homes"
-            assert "Sunny Homes" in panel.header.value and SERIAL in panel.header.value
+            assert "Sunny Homes" in panel.header.value
+            assert SERIAL in panel.header.value
             assert asked == [SERIAL]  # asked once
         finally:
             panel.close()
         titled = ChatPanel(client, SERIAL, title="Mine")
-        assert titled.title == "Mine" and asked == [SERIAL]  # an explicit title wins, unasked
+        assert titled.title == "Mine"
+        assert asked == [SERIAL]
         titled.close()
 
 
@@ -331,7 +340,8 @@ def test_a_closed_client_is_reported_and_a_reconnected_one_has_the_same_settings
     try:
         client.close()
         turn = panel.ask_sync("anything", timeout=10)
-        assert turn.state == "failed" and turn.error_title == CLIENT_CLOSED
+        assert turn.state == "failed"
+        assert turn.error_title == CLIENT_CLOSED
         assert panel.client_closed
         assert panel.reconnect_button.layout.display is None
         assert "This panel&#x27;s client was closed" in panel.status.value or (
@@ -339,13 +349,16 @@ def test_a_closed_client_is_reported_and_a_reconnected_one_has_the_same_settings
         )
         assert panel.retry_button(turn) is not None
         fresh = panel.reconnect()
-        assert fresh is panel.client and fresh is not client
-        assert not panel.client_closed and panel.reconnect_button.layout.display == "none"
+        assert fresh is panel.client
+        assert fresh is not client
+        assert not panel.client_closed
+        assert panel.reconnect_button.layout.display == "none"
         assert fresh.base_url == client.base_url
         assert API_KEY not in repr(fresh)
         assert fresh._config.api_key is not None
         assert fresh._config.api_key.get_secret_value() == API_KEY
-        assert isinstance(fresh._http, httpx.Client) and not fresh._http.is_closed
+        assert isinstance(fresh._http, httpx.Client)
+        assert not fresh._http.is_closed
     finally:
         panel.close()
     assert fresh._http.is_closed  # a client Reconnect made is closed with the panel
