@@ -36,12 +36,14 @@ STYLE = f"""
 <style>
 .eb-compare {{ font-family: {FONT}; color: {TEXT}; font-size: 13px; line-height: 1.45; }}
 .eb-compare .eb-head {{ font-size: 14px; margin: 2px 0 6px; }}
-.eb-compare table {{ border-collapse: collapse; width: 100%; }}
-.eb-compare th {{ text-align: left; background: {LAYER2}; color: {TEXT};
+.eb-compare.eb-compare table {{ border-collapse: collapse; width: 100%; }}
+.eb-compare.eb-compare table th {{ text-align: left; background: {LAYER2}; color: {TEXT};
   border-bottom: 1px solid {BORDER}; padding: 4px 8px; white-space: nowrap; }}
-.eb-compare td {{ text-align: left; vertical-align: top; padding: 4px 8px; color: {TEXT};
-  background: {LAYER1}; border-bottom: 1px solid {BORDER_SOFT}; overflow-wrap: anywhere; }}
-.eb-compare td.eb-name {{ white-space: nowrap; }}
+.eb-compare.eb-compare table td {{
+  text-align: left; vertical-align: top; padding: 4px 8px; color: {TEXT};
+  background: {LAYER1}; border: none; border-bottom: 1px solid {BORDER_SOFT};
+  overflow-wrap: anywhere; }}
+.eb-compare.eb-compare table td.eb-name {{ white-space: nowrap; }}
 .eb-compare .eb-change {{ display: inline-block; padding: 0 8px; border-radius: 9px;
   font-size: 11px; font-weight: 700; white-space: nowrap; color: #ffffff; background: {MUTED}; }}
 .eb-compare .eb-change-worse {{ background: {ERROR}; }}

@@ -37,26 +37,34 @@ HTML_ROWS = 200
 #: The longest answer shown whole in a cell; a longer one is cut and marked (the frame has it all).
 ANSWER_CHARS = 1200
 
+# Table selectors name the class twice (".eb-results.eb-results table td") so they outrank
+# JupyterLab's rules for tables in rendered HTML (right-aligned cells, striped rows).
 STYLE = f"""
 <style>
 .eb-results {{ font-family: {FONT}; color: {TEXT}; font-size: 13px; line-height: 1.45;
   max-width: 100%; }}
 .eb-results .eb-head {{ font-size: 14px; margin: 2px 0 6px; }}
 .eb-results .eb-figures {{ color: {MUTED}; margin: 0 0 8px; }}
-.eb-results table {{ border-collapse: collapse; width: 100%; table-layout: auto; }}
-.eb-results th {{ text-align: left; font-weight: 600; color: {TEXT}; background: {LAYER2};
+.eb-results.eb-results table {{
+  border-collapse: collapse; width: 100%; table-layout: auto; margin: 0; }}
+.eb-results.eb-results table th {{
+  text-align: left; font-weight: 600; color: {TEXT}; background: {LAYER2};
   border-bottom: 1px solid {BORDER}; padding: 4px 8px; white-space: nowrap; }}
-.eb-results td {{ vertical-align: top; text-align: left; padding: 4px 8px; color: {TEXT};
-  border-bottom: 1px solid {BORDER_SOFT}; background: {LAYER1}; overflow-wrap: anywhere; }}
-.eb-results td.eb-num {{ text-align: right; white-space: nowrap;
+.eb-results.eb-results table td {{
+  vertical-align: top; text-align: left; padding: 4px 8px; color: {TEXT};
+  border: none; border-bottom: 1px solid {BORDER_SOFT}; background: {LAYER1};
+  overflow-wrap: anywhere; max-width: none; }}
+.eb-results.eb-results table td.eb-num {{ text-align: right; white-space: nowrap;
   font-variant-numeric: tabular-nums; }}
-.eb-results td.eb-name {{ white-space: nowrap; }}
-.eb-results td.eb-answer {{ min-width: 18em; max-width: 42em; }}
+.eb-results.eb-results table td.eb-name {{ white-space: nowrap; font-weight: 600; }}
+.eb-results.eb-results table td.eb-answer {{ min-width: 22em; width: 45%; }}
+.eb-results .eb-clip {{ max-height: 7.5em; overflow-y: auto; }}
 .eb-results .eb-cut {{ color: {MUTED}; font-style: italic; }}
-.eb-results tr.eb-fail td {{ background: {tint(ERROR, 8)}; }}
-.eb-results tr.eb-error td {{ background: {tint(WARN, 10)}; }}
+.eb-results.eb-results table tr.eb-fail td {{ background: {tint(ERROR, 8)}; }}
+.eb-results.eb-results table tr.eb-error td {{ background: {tint(WARN, 10)}; }}
 .eb-results .eb-outcome {{ display: inline-block; padding: 0 8px; border-radius: 9px;
-  font-size: 11px; font-weight: 700; letter-spacing: 0.03em; color: #ffffff; }}
+  font-size: 11px; font-weight: 700; letter-spacing: 0.03em; color: #ffffff;
+  white-space: nowrap; }}
 .eb-results .eb-outcome-pass {{ background: {SUCCESS}; }}
 .eb-results .eb-outcome-fail {{ background: {ERROR}; }}
 .eb-results .eb-outcome-error {{ background: {WARN}; }}
@@ -107,7 +115,8 @@ def _row_html(row: Mapping[str, Any]) -> str:
     cells = [
         f'<td class="eb-name">{safe_text(row["case"])}</td>',
         f"<td>{safe_text(row['question'])}</td>",
-        f'<td class="eb-answer">{_answer_cell(row["answer"])}</td>',
+        # Long answers scroll inside their cell: the table stays a table of cases.
+        f'<td class="eb-answer"><div class="eb-clip">{_answer_cell(row["answer"])}</div></td>',
         f'<td><span class="eb-outcome eb-outcome-{kind}">{label}</span></td>',
         f'<td class="eb-num">{html.escape(latency_text(row["latency_ms"]))}</td>',
         f'<td class="eb-num">{"" if pd.isna(tokens) else f"{int(tokens):,}"}</td>',
