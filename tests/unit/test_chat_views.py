@@ -362,3 +362,14 @@ def test_a_closed_client_is_reported_and_a_reconnected_one_has_the_same_settings
     finally:
         panel.close()
     assert fresh._http.is_closed  # a client Reconnect made is closed with the panel
+
+
+def test_long_unchanged_stretches_of_a_diff_are_shortened_around_the_change() -> None:
+    old = " ".join(f"w{i}" for i in range(40))
+    new = old.replace("w20", "changed")
+    shown = word_diff_html(old, new, context=3)
+    assert shown.startswith('<span class="eb-gap">…</span> w17 w18 w19 <del>w20</del>')
+    assert "<ins>changed</ins> w21 w22 w23 " in shown
+    assert "w5 " not in shown
+    assert "w30" not in shown
+    assert word_diff_html(old, new).count("w") == 40  # no context: every word is shown

@@ -51,11 +51,12 @@ CSS = f"""
   box-sizing: border-box; width: 100%; max-width: 900px; background: {LAYER1}; color: {TEXT};
   font-family: {UI_FONT}; }}
 .eb-chat .eb-title {{ font-size: 15px; font-weight: 600; color: {TEXT}; line-height: 1.6;
+  overflow-wrap: anywhere;
   display: inline; }}
 .eb-chat .eb-heading {{ padding: 0 2px 4px; border-bottom: 1px solid {BORDER_SOFT};
   display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 10px; }}
 .eb-chat .eb-subtitle {{ font-size: 11px; color: {MUTED}; font-family: {MONO}; }}
-.eb-chat .eb-transcript {{ padding: 4px 2px; }}
+.eb-chat .eb-transcript {{ padding: 4px 2px; overflow-anchor: none; }}
 .eb-chat .eb-turn-view, .eb-chat .eb-turn-view > .widget-html-content {{ width: 100%;
   line-height: 1.45; }}
 .eb-chat .eb-turn {{ box-sizing: border-box; margin: 4px 0; padding: 6px 10px;

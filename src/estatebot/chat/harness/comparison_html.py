@@ -30,7 +30,7 @@ from estatebot.chat.theme import (
     tint,
 )
 
-__all__ = ["changes_html", "outcome_text", "word_diff_html"]
+__all__ = ["CONTEXT_WORDS", "changes_html", "outcome_text", "word_diff_html"]
 
 STYLE = f"""
 <style>
@@ -51,11 +51,15 @@ STYLE = f"""
 .eb-compare .eb-change-other {{ background: {WARN}; }}
 .eb-compare del {{ color: {ERROR}; background: {tint(ERROR, 12)}; text-decoration: line-through; }}
 .eb-compare ins {{ color: {SUCCESS}; background: {tint(SUCCESS, 14)}; text-decoration: underline; }}
+.eb-compare .eb-gap {{ color: {MUTED}; }}
+.eb-compare.eb-compare table td.eb-diff {{ width: 50%; min-width: 20em; }}
 .eb-compare .eb-none {{ color: {MUTED}; font-style: italic; }}
 </style>
 """
 
 _WORDS = re.compile(r"\s+|[^\s]+")
+#: Words kept on each side of a change; longer unchanged stretches are shortened to "…".
+CONTEXT_WORDS = 12
 
 
 def _outcome(passed: Any) -> str:
@@ -69,16 +73,35 @@ def outcome_text(old_passed: Any, new_passed: Any) -> str:
     return f"{_outcome(old_passed)} → {_outcome(new_passed)}"
 
 
-def word_diff_html(old: Any, new: Any) -> str:
+def _context(tokens: list[str], first: bool, last: bool, keep: int | None) -> str:
+    """An unchanged stretch, its middle (or its far end, at either end of the text) shortened
+    to ``…`` when it holds more than ``keep`` words on a side (``keep`` None: never)."""
+    words = [i for i, t in enumerate(tokens) if not t.isspace()]
+    if keep is None or len(words) <= (keep if first or last else 2 * keep):
+        return safe_text("".join(tokens))
+    head = "" if first else "".join(tokens[: words[keep - 1] + 1])
+    tail = "" if last else "".join(tokens[words[-keep] :])
+    gap = '<span class="eb-gap">…</span>'
+    if first:
+        return f"{gap} {safe_text(tail)}"
+    if last:
+        return f"{safe_text(head)} {gap}"
+    return f"{safe_text(head)} {gap} {safe_text(tail)}"
+
+
+def word_diff_html(old: Any, new: Any, *, context: int | None = None) -> str:
     """``old`` and ``new`` as one text: words only in ``old`` in ``<del>``, words only in ``new``
-    in ``<ins>``, the rest as is; every piece escaped."""
+    in ``<ins>``, the rest as is; every piece escaped. With ``context``, unchanged stretches keep
+    that many words next to each change and the rest is shortened to ``…``."""
     before = "" if old is None or pd.isna(old) else str(old)
     after = "" if new is None or pd.isna(new) else str(new)
     a, b = _WORDS.findall(before), _WORDS.findall(after)
     out: list[str] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    opcodes = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    for index, (op, i1, i2, j1, j2) in enumerate(opcodes):
         if op == "equal":
-            out.append(safe_text("".join(a[i1:i2])))
+            first, last = index == 0, index == len(opcodes) - 1
+            out.append(_context(a[i1:i2], first, last, context))
             continue
         if op in ("delete", "replace"):
             out.append(f"<del>{safe_text(''.join(a[i1:i2]))}</del>")
@@ -100,13 +123,13 @@ def _row_html(row: Mapping[str, Any]) -> str:
     elif row["new_answer"] is None or pd.isna(row["new_answer"]):
         answer = f"<del>{safe_text(row['old_answer'])}</del>"
     else:
-        answer = word_diff_html(row["old_answer"], row["new_answer"])
+        answer = word_diff_html(row["old_answer"], row["new_answer"], context=CONTEXT_WORDS)
     cells = [
         f'<td class="eb-name">{safe_text(row["case"])}</td>',
         f"<td>{safe_text(row['question'])}</td>",
         f'<td><span class="eb-change eb-change-{_kind(change)}">{safe_text(change)}</span></td>',
         f"<td>{safe_text(outcome_text(row['old_passed'], row['new_passed']))}</td>",
-        f"<td>{answer}</td>",
+        f'<td class="eb-diff">{answer}</td>',
     ]
     return f'<tr class="eb-{_kind(change)}">{"".join(cells)}</tr>'
 

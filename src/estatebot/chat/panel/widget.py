@@ -118,7 +118,7 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         self.title = title if title is not None else (name or f"Chatbot {serial}")
         self.input = widgets.Text(
             placeholder="Ask about listings… (Enter sends)",
-            layout=widgets.Layout(flex="1 1 260px", width="auto", min_width="200px"),
+            layout=widgets.Layout(flex="1 1 260px", width="auto", min_width="120px"),
         )
         self.send_button = widgets.Button(
             description="Send",
@@ -158,7 +158,7 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             placeholder="file IDs, e.g. 101, 102",
             description="Files",
             style={"description_width": "initial"},
-            layout=widgets.Layout(flex="1 1 220px", width="auto", min_width="180px"),
+            layout=widgets.Layout(flex="1 1 220px", width="auto", min_width="120px"),
         )
         # column-reverse with the newest turn first keeps the view scrolled to the latest turn
         # as the transcript grows, with no script in the page.
@@ -525,7 +525,8 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
                 return  # cleared meanwhile
             old = self._actions.pop(turn.turn, None)
             if buttons:
-                row = widgets.HBox(buttons)
+                # No shrinking: in the transcript's scrolling column a box would shrink to nothing.
+                row = widgets.HBox(buttons, layout=widgets.Layout(flex="0 0 auto"))
                 row.add_class("eb-actions")
                 self._actions[turn.turn] = row
         if old is None and not buttons:
