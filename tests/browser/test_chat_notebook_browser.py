@@ -86,7 +86,8 @@ def test_run_all_leaves_a_live_panel_and_an_untypeset_results_table(
     try:
         page.set_default_timeout(60_000)
         page.goto(lab.page(name))
-        page.wait_for_selector(".jp-NotebookPanel .jp-Cell .cm-content")
+        # The first cell is Markdown (rendered, its editor hidden): wait for any cell.
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
         status = page.locator(".jp-StatusBar-Widget").get_by_text("| Idle")
         expect(status).to_be_visible(timeout=60_000)
 
