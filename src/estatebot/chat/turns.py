@@ -57,6 +57,13 @@ class Turn:
     ask_type: str | None = None
     file_ids: tuple[int, ...] = ()
     retry_at: datetime | None = None
+    #: When the answer was complete (shown under it, with its tokens and latency).
+    answered_at: datetime | None = None
+    #: A failure in a person's words ("The service did not answer in time"); ``error`` keeps the
+    #: service's own message.
+    error_title: str | None = None
+    #: HTML added under a complete answer by the panel's answer hooks (see ``ChatPanel.on_answer``).
+    extra_html: str = ""
 
     @property
     def stopped(self) -> bool:

@@ -11,9 +11,11 @@ from typing import Any
 
 import pandas as pd
 
+from estatebot.chat.harness.comparison_html import changes_html
+from estatebot.chat.harness.naming import is_default_name
 from estatebot.chat.harness.results import ChatTestResults
 
-__all__ = ["RunLike", "compare_chat_runs"]
+__all__ = ["ChatRunChanges", "RunLike", "compare_chat_runs"]
 
 RunLike = ChatTestResults | pd.DataFrame | str | PathLike[str]
 
@@ -28,10 +30,27 @@ _CHANGE_COLUMNS: dict[str, str] = {
 }
 
 
-def compare_chat_runs(old: RunLike, new: RunLike) -> pd.DataFrame:
+class ChatRunChanges(pd.DataFrame):
+    """What :func:`compare_chat_runs` returns: a DataFrame of the changed cases (use it as one),
+    shown in a notebook as a diff: outcome changes coloured (pass → fail in red), the old and
+    new answers compared word by word.
+
+    Frames derived from it (``set_index``, a selection, ...) are plain DataFrames.
+    """
+
+    def _repr_html_(self) -> str | None:
+        if list(self.columns) != list(_CHANGE_COLUMNS):
+            # Columns changed by hand: pandas' own table.
+            plain: str | None = pd.DataFrame(self)._repr_html_()  # type: ignore[operator]
+            return plain
+        return changes_html(pd.DataFrame(self))
+
+
+def compare_chat_runs(old: RunLike, new: RunLike) -> ChatRunChanges:
     """The cases whose verdict or answer changed between two runs.
 
-    Cases are matched by name/id, else by question and conversation (a key used twice in one run
+    Cases are matched by name/id, else (unnamed cases, called ``row N`` in results) by question
+    and conversation (a key used twice in one run
     is an error, never paired by order). ``change`` is ``now failing``, ``now passing``,
     ``answer changed``, ``added`` or ``removed``. Rows follow the new run's order; removed cases
     come last. Each run may be a :class:`ChatTestResults`, its frame, or a workbook written by
@@ -48,7 +67,8 @@ def compare_chat_runs(old: RunLike, new: RunLike) -> pd.DataFrame:
     for key, then in before.items():
         if key not in after:
             rows.append(_change_row(then, None, "removed"))
-    return pd.DataFrame(rows, columns=list(_CHANGE_COLUMNS)).astype(_CHANGE_COLUMNS)
+    frame = pd.DataFrame(rows, columns=list(_CHANGE_COLUMNS)).astype(_CHANGE_COLUMNS)
+    return ChatRunChanges(frame)
 
 
 def _as_frame(run: RunLike) -> pd.DataFrame:
@@ -63,7 +83,8 @@ def _keyed(frame: pd.DataFrame, which: str) -> dict[tuple[str, ...], dict[str, A
     keyed: dict[tuple[str, ...], dict[str, Any]] = {}
     for record in frame.to_dict(orient="records"):
         row = {str(k): (None if _is_na(v) else v) for k, v in record.items()}
-        if row["case"] is not None:
+        # A default "row N" name is no name: rows move when cases are added or removed.
+        if row["case"] is not None and not is_default_name(row["case"]):
             key: tuple[str, ...] = ("case", str(row["case"]))
         else:
             key = ("question", str(row["conversation"] or ""), str(row["question"]))

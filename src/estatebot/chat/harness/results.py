@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from openpyxl import Workbook
@@ -30,6 +30,11 @@ from estatebot.chat.factcheck.claims import (
 from estatebot.chat.harness.cases import EXPECTATIONS, ChatCase
 from estatebot.chat.harness.cells import parse_bool
 from estatebot.chat.harness.checks import Observed, judge
+from estatebot.chat.harness.naming import case_label, fill_case_names
+from estatebot.chat.harness.results_html import results_html
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "CLAIMS_CASE_COLUMNS",
@@ -116,7 +121,7 @@ def claims_of_run(
 ) -> pd.DataFrame:
     """Every claim of a run, each with its case's name and question, in case order."""
     rows = [
-        {"case": case.name, "question": case.question, **row}
+        {"case": case_label(case), "question": case.question, **row}
         for case, records in zip(cases, claims, strict=True)
         for row in records or ()
     ]
@@ -133,7 +138,7 @@ def _row(
 ) -> dict[str, Any]:
     answer = run.answer
     row: dict[str, Any] = {
-        "case": case.name,
+        "case": case_label(case),
         "conversation": case.conversation,
         "question": case.question,
         "answer": answer.content if answer else None,
@@ -199,7 +204,7 @@ class ChatTestResults:
         missing = [c for c in (*_HEAD_DTYPES, *_TAIL_DTYPES) if c not in frame.columns]
         if missing:
             raise ValueError(f"not a chat results frame: missing columns {missing}")
-        self._frame = _typed(frame)
+        self._frame = fill_case_names(_typed(frame))
         self._claims = empty_claims(CLAIMS_CASE_COLUMNS) if claims is None else claims.copy()
 
     @classmethod
@@ -314,40 +319,21 @@ class ChatTestResults:
         )
 
     def _repr_html_(self) -> str:
-        s = self.summary()
-        rate = "n/a" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}"
-        head = (
-            f"<p><b>Chat tests</b>: {s['cases']} cases, {s['passed']} passed, "
-            f"{s['failed']} failed, {s['errors']} errors ({rate})</p>"
-        )
-        shown_summary = {key: _shown(key, value) for key, value in s.items()}
-        table = pd.DataFrame({"value": pd.Series(shown_summary, dtype="string")}).to_html(
-            escape=True
-        )
-        failing = self.failures
-        if failing.empty:
-            return f"<div>{head}{table}</div>"
-        shown = failing[["case", "question", "answer", "error", "why"]].head(_HTML_ROWS)
-        # Blank rather than "<NA>", and long answers cut so the table stays readable.
-        shown = shown.fillna("").assign(answer=shown["answer"].fillna("").str.slice(0, 200))
-        more = len(failing) - len(shown)
-        tail = f"<p>… and {more} more failing cases</p>" if more > 0 else ""
-        rows = shown.to_html(escape=True, index=False)
-        return f"<div>{head}{table}<p><b>Failing cases</b></p>{rows}{tail}</div>"
+        # The view is its own module (results_html): this class keeps to the data.
+        return results_html(self._frame, self.summary().counts)
 
+    def plot(self) -> Figure:
+        """Latency per case (bars coloured by outcome, the median dashed) and the pass rate.
 
-def _shown(key: str, value: float | int | None) -> str:
-    if value is None:
-        return ""
-    if key == "pass_rate":
-        return f"{value:.1%}"
-    if isinstance(value, float):
-        return f"{value:,.1f}"
-    return f"{value:,}"
+        Needs matplotlib (``pip install 'estatebot[plot]'``). Returns the figure, which a
+        notebook shows when it is the cell's last value.
+        """
+        from estatebot.chat.harness.results_plot import plot_results
+
+        return plot_results(self._frame, self.summary().counts)
 
 
 _WIDE = frozenset({"question", "answer", "error", "why"})
-_HTML_ROWS = 50
 
 
 def _parse_text_frame(raw: pd.DataFrame) -> pd.DataFrame:

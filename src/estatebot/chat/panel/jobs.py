@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -26,8 +27,9 @@ from typing import Any, Literal
 from estatebot.api import models
 from estatebot.api._redact import redact
 from estatebot.api.client import AsyncClient, Client
-from estatebot.api.errors import EstatebotError, RateLimitError, RequestValidationError
+from estatebot.api.errors import EstatebotError
 from estatebot.chat.coalesce import Coalescer, Schedule, thread_timer
+from estatebot.chat.panel.failures import describe_failure
 from estatebot.chat.render import turn_html
 from estatebot.chat.turns import Turn
 
@@ -102,10 +104,16 @@ class JobRunner:
     _executor: concurrent.futures.ThreadPoolExecutor | None
     _loop_thread: LoopThread | None
     _last_task: asyncio.Task[None] | None
+    _closed: bool
+    _answer_hooks: list[Callable[[Turn], str | None]]
 
     def _refresh(self) -> None:
         # The panel's controls and status line live in the panel: ChatPanel overrides this.
         raise NotImplementedError
+
+    def _settled(self, job: Job) -> None:
+        """Called once a job's turn is final (done, stopped or failed): ChatPanel shows or hides
+        the turn's Retry button here."""
 
     # ------------------------------------------------------------------ stopping and waiting
 
@@ -330,10 +338,27 @@ class JobRunner:
             turn.no_answer = result.no_answer
             turn.complete = result.complete
         turn.state = "done"
+        turn.answered_at = datetime.now()
+        turn.extra_html = self._hook_html(turn)
         self._show(job)
         with self._lock:
             self._last_answer = turn
             self._total_tokens += turn.tokens or 0
+            # An answer arrived: whatever limit held before is gone.
+            self._retry_at = None
+
+    def _hook_html(self, turn: Turn) -> str:
+        """What the answer hooks add under a complete answer; a hook that fails says so."""
+        pieces: list[str] = []
+        for hook in list(self._answer_hooks):
+            try:
+                piece = hook(turn)
+            except Exception as exc:  # a broken hook must not lose the answer
+                name = getattr(hook, "__name__", type(hook).__name__)
+                piece = f'<span class="eb-meta">{name} failed: {redact(type(exc).__name__)}</span>'
+            if piece:
+                pieces.append(piece)
+        return "".join(pieces)
 
     def _stopped(self, job: Job, coalescer: Coalescer | None) -> None:
         if coalescer is not None:
@@ -346,19 +371,17 @@ class JobRunner:
     def _fail(self, job: Job, exc: Exception) -> None:
         turn = job.turn
         turn.state = "failed"
-        if isinstance(exc, RateLimitError):
-            turn.error = redact(exc.message or "Too many messages; try again later.")
-            if exc.retry_after is not None:
-                turn.retry_at = datetime.now() + timedelta(seconds=exc.retry_after)
-                with self._lock:
-                    self._retry_at = turn.retry_at
-        elif isinstance(exc, RequestValidationError):
-            turn.error = redact("; ".join(f"{p.field}: {p.message}" for p in exc.problems))
-        elif isinstance(exc, EstatebotError):
-            turn.error = redact(str(exc))
-        else:
-            # Never a traceback in the transcript: the kind of failure and its message.
-            turn.error = redact(f"{type(exc).__name__}: {exc}")
+        failure = describe_failure(exc)
+        turn.error_title = failure.title
+        # ``error`` keeps the service's own words (a rate limit's message) for code to check.
+        turn.error = failure.detail or failure.title
+        if failure.retry_after is not None:
+            turn.retry_at = datetime.now() + timedelta(seconds=failure.retry_after)
+            with self._lock:
+                self._retry_at = turn.retry_at
+        if failure.closed:
+            with self._lock:
+                self._closed = True
         if job.started:
             turn.latency_ms = self._elapsed_ms(job)
         self._show(job)
@@ -367,6 +390,7 @@ class JobRunner:
         with self._lock:
             if job in self._jobs:
                 self._jobs.remove(job)
+        self._settled(job)
         self._refresh()
         job.future.set_result(job.turn)
 

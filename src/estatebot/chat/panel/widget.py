@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from estatebot.api import models
 from estatebot.api._redact import redact
 from estatebot.api.client import AsyncClient, Client
+from estatebot.chat.panel.connection import chatbot_name, client_closed, reopen
 from estatebot.chat.panel.jobs import Job, JobRunner, LoopThread
 from estatebot.chat.render import status_html, title_html, turn_html
 from estatebot.chat.turns import HISTORY_COLUMNS, Turn, history_frame, parse_file_ids
@@ -47,6 +48,17 @@ from estatebot.chat.turns import HISTORY_COLUMNS, Turn, history_frame, parse_fil
 __all__ = ["HISTORY_COLUMNS", "ChatPanel", "Turn"]
 
 ASK_TYPES: tuple[str, ...] = tuple(kind.value for kind in models.ChatAskType)
+
+#: A hook run on every complete answer: the HTML it returns is shown under the answer.
+AnswerHook = Callable[[Turn], "str | None"]
+
+#: How often a rate limit's countdown is redrawn, in seconds.
+COUNTDOWN_STEP = 1.0
+
+
+def _fixed(**extra: Any) -> widgets.Layout:
+    # A control that keeps its natural width: a wrapping row moves it down, never clips it.
+    return widgets.Layout(width="auto", flex="0 0 auto", **extra)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -78,13 +90,18 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             :class:`~estatebot.api.client.AsyncClient`.
         serial: the chatbot's ``serialNumber``.
         stream: stream answers fragment by fragment (else one request, one answer).
-        title: the heading; defaults to the chatbot ID.
+        title: the heading; defaults to the chatbot's ``Name`` (asked of the service once, when
+            the client offers an operation that reads it), else ``Chatbot <serial>``.
         update_interval: the shortest time, in seconds, between two re-renders of a streamed
             answer (the first fragment and the final text are never held back).
         height: the most the transcript grows before it scrolls (a CSS length).
 
     The first question starts a chat session; **New session** starts another. Nothing is sent
-    when the question breaks the ClientAsk rules (the problems are shown instead).
+    when the question breaks the ClientAsk rules (the problems are shown instead). A failed
+    answer says what went wrong in a sentence and has a **Retry** button; a rate limit counts
+    down until sending is possible again. The panel never closes its client: when the client was
+    closed elsewhere (a clean-up cell, a ``with`` block), it says so and **Reconnect** makes a
+    new client with the same settings.
     """
 
     def __init__(
@@ -97,30 +114,51 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         update_interval: float = 0.05,
         height: str = "420px",
     ) -> None:
-        self.title = title if title is not None else f"Chatbot {serial}"
+        name = chatbot_name(client, serial) if title is None else None
+        self.title = title if title is not None else (name or f"Chatbot {serial}")
         self.input = widgets.Text(
             placeholder="Ask about listings… (Enter sends)",
-            layout=widgets.Layout(flex="1 1 auto", width="auto"),
+            layout=widgets.Layout(flex="1 1 260px", width="auto", min_width="120px"),
         )
         self.send_button = widgets.Button(
-            description="Send", button_style="primary", icon="paper-plane", tooltip="Send"
+            description="Send",
+            button_style="primary",
+            icon="paper-plane",
+            tooltip="Send",
+            layout=_fixed(),
         )
         self.stop_button = widgets.Button(
-            description="Stop", icon="stop", disabled=True, tooltip="Stop the answer"
+            description="Stop",
+            icon="stop",
+            disabled=True,
+            tooltip="Stop the answer",
+            layout=_fixed(),
         )
         self.new_session_button = widgets.Button(
-            description="New session", icon="refresh", tooltip="Start a new chat session"
+            description="New session",
+            icon="refresh",
+            tooltip="Start a new chat session",
+            layout=_fixed(),
+        )
+        self.reconnect_button = widgets.Button(
+            description="Reconnect",
+            icon="plug",
+            button_style="warning",
+            tooltip="Make a new client with the same settings",
+            layout=_fixed(display="none"),
         )
         self.ask_type = widgets.Dropdown(
             options=list(ASK_TYPES),
             value=models.ChatAskType.TEXT.value,
             description="Type",
-            layout=widgets.Layout(width="170px"),
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="150px", flex="0 0 auto"),
         )
         self.file_ids = widgets.Text(
             placeholder="file IDs, e.g. 101, 102",
             description="Files",
-            layout=widgets.Layout(flex="1 1 auto", width="auto"),
+            style={"description_width": "initial"},
+            layout=widgets.Layout(flex="1 1 220px", width="auto", min_width="120px"),
         )
         # column-reverse with the newest turn first keeps the view scrolled to the latest turn
         # as the transcript grows, with no script in the page.
@@ -129,19 +167,31 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             layout=widgets.Layout(max_height=height, overflow="auto", flex_flow="column-reverse"),
         )
         self.transcript.add_class("eb-transcript")
-        self.status = widgets.HTML()
+        self.status = widgets.HTML(layout=widgets.Layout(flex="1 1 300px", width="auto"))
         self.status.add_class("eb-status-view")
-        header = widgets.HTML(title_html(self.title), layout=widgets.Layout(width="100%"))
+        # The chatbot ID stays in sight, small, when the heading shows its name.
+        self.header = widgets.HTML(
+            title_html(self.title, serial if name else ""), layout=widgets.Layout(width="100%")
+        )
+        wrap = {"flex_flow": "row wrap", "align_items": "center", "width": "100%"}
         super().__init__(
             [
-                header,
+                self.header,
                 self.transcript,
-                widgets.HBox([self.input, self.send_button, self.stop_button]),
-                widgets.HBox([self.ask_type, self.file_ids, self.new_session_button]),
-                self.status,
+                widgets.HBox(
+                    [self.input, self.send_button, self.stop_button],
+                    layout=widgets.Layout(**wrap),
+                ),
+                widgets.HBox(
+                    [self.ask_type, self.file_ids, self.new_session_button],
+                    layout=widgets.Layout(**wrap),
+                ),
+                widgets.HBox([self.status, self.reconnect_button], layout=widgets.Layout(**wrap)),
             ]
         )
         self.add_class("eb-chat")
+        self.add_class("tex2jax_ignore")
+        self.add_class("mathjax_ignore")
 
         self._client = client
         self._serial = serial
@@ -159,8 +209,15 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._loop_thread: LoopThread | None = None
         self._last_task: asyncio.Task[None] | None = None
+        self._closed = False
+        self._answer_hooks: list[AnswerHook] = []
+        self._actions: dict[int, Any] = {}  # turn number -> the row of its Retry button
+        self._failed: dict[int, Job] = {}  # failed answers by turn number, for Retry
+        self._own_clients: list[Client | AsyncClient] = []  # made by Reconnect: closed by close()
+        self._countdown: threading.Timer | None = None
 
         self.send_button.on_click(lambda _button: self.submit())
+        self.reconnect_button.on_click(lambda _button: self.reconnect())
         self.stop_button.on_click(lambda _button: self.stop())
         self.new_session_button.on_click(lambda _button: self.new_session())
         # Enter in the input arrives as a "submit" message from the browser; handling it here
@@ -214,6 +271,88 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
     def history(self) -> pd.DataFrame:
         """The transcript as a frame, one row per turn (columns: :data:`HISTORY_COLUMNS`)."""
         return history_frame(self.turns)
+
+    @property
+    def client(self) -> Client | AsyncClient:
+        """The client the panel sends with (a new one after :meth:`reconnect`)."""
+        return self._client
+
+    @property
+    def client_closed(self) -> bool:
+        """Whether the panel's client was closed, so nothing can be sent until :meth:`reconnect`."""
+        return self._closed or client_closed(self._client)
+
+    @property
+    def rate_limited_for(self) -> float | None:
+        """Seconds until the service accepts messages again, after a rate limit; None when no
+        limit holds (it clears when the time is up or an answer arrives)."""
+        with self._lock:
+            retry_at = self._retry_at
+        if retry_at is None:
+            return None
+        left = (retry_at - datetime.now()).total_seconds()
+        return left if left > 0 else None
+
+    @property
+    def failed_turns(self) -> list[Turn]:
+        """The failed answers that :meth:`retry` can ask again, oldest first."""
+        with self._lock:
+            return [self._failed[number].turn for number in sorted(self._failed)]
+
+    def retry_button(self, turn: Turn) -> Any | None:
+        """The Retry button shown under the failed answer ``turn`` (None when there is none)."""
+        with self._lock:
+            row = self._actions.get(turn.turn)
+        return None if row is None else row.children[0]
+
+    def on_answer(self, hook: AnswerHook) -> AnswerHook:
+        """Run ``hook(turn)`` on every complete answer; the HTML it returns (its own, escaped by
+        it) is shown under the answer, e.g. a badge. Usable as a decorator; returns ``hook``."""
+        with self._lock:
+            self._answer_hooks.append(hook)
+        return hook
+
+    def retry(self, turn: Turn | None = None) -> concurrent.futures.Future[Turn] | None:
+        """Ask a failed answer's question again, in the same place of the transcript (the last
+        failed one by default). Returns a future of the answer's turn, or None when nothing
+        failed."""
+        with self._lock:
+            if turn is None and self._failed:
+                turn = self._failed[max(self._failed)].turn
+            failed = self._failed.pop(turn.turn, None) if turn is not None else None
+        if failed is None:
+            return None
+        again = Job(
+            "ask",
+            failed.turn,
+            failed.view,
+            question=failed.question,
+            content=failed.content,
+            ask_type=failed.ask_type,
+            file_ids=failed.file_ids,
+        )
+        answer = again.turn
+        answer.state = "waiting"
+        answer.text = ""
+        answer.error = answer.error_title = None
+        answer.retry_at = None
+        answer.latency_ms = None
+        self._set_actions(answer, [])
+        again.view.value = turn_html(answer)
+        self._schedule(again)
+        return again.future
+
+    def reconnect(self) -> Client | AsyncClient:
+        """Send with a new client made with the same settings as the closed one (its keys are
+        passed on as secrets, never shown). The chat session is kept; the new client is closed
+        with the panel. Returns the new client."""
+        fresh = reopen(self._client)
+        with self._lock:
+            self._client = fresh
+            self._own_clients.append(fresh)
+            self._closed = False
+        self._refresh()
+        return fresh
 
     def submit(self) -> concurrent.futures.Future[Turn] | None:
         """Send the input's question with the selected type and files (what Send and Enter do).
@@ -286,14 +425,26 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             self._last_answer = None
             self._total_tokens = 0
             self._retry_at = None
+            actions = list(self._actions.values())
+            self._actions = {}
+            self._failed = {}
         self.transcript.children = ()
-        for view in views:
-            view.close()
+        for widget in [*views, *actions]:
+            widget.close()
         self._refresh()
 
     def close(self) -> None:
-        """Stop, release the worker thread or private loop, and close the widgets."""
+        """Stop, release the worker thread or private loop, and close the widgets (and a client
+        :meth:`reconnect` made; a client given to the panel is the caller's to close)."""
         self.stop()
+        with self._lock:
+            timer, self._countdown = self._countdown, None
+            own, self._own_clients = self._own_clients, []
+        if timer is not None:
+            timer.cancel()
+        for client in own:
+            if isinstance(client, Client):
+                client.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
         if self._loop_thread is not None:
@@ -354,9 +505,54 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             view.value = turn_html(turn)
             self._turns.append(turn)
             self._views.append(view)
-            children = tuple(reversed(self._views))
-        self.transcript.children = children
+        self._lay_out()
         return turn, view
+
+    def _lay_out(self) -> None:
+        # Newest first (the transcript is column-reverse); a turn's Retry row comes just before
+        # its view in this order, so it shows just under it.
+        with self._lock:
+            children: list[Any] = []
+            for number, view in reversed(list(enumerate(self._views, start=1))):
+                if number in self._actions:
+                    children.append(self._actions[number])
+                children.append(view)
+        self.transcript.children = tuple(children)
+
+    def _set_actions(self, turn: Turn, buttons: list[Any]) -> None:
+        with self._lock:
+            if not 0 < turn.turn <= len(self._views):
+                return  # cleared meanwhile
+            old = self._actions.pop(turn.turn, None)
+            if buttons:
+                # No shrinking: in the transcript's scrolling column a box would shrink to nothing.
+                row = widgets.HBox(buttons, layout=widgets.Layout(flex="0 0 auto"))
+                row.add_class("eb-actions")
+                self._actions[turn.turn] = row
+        if old is None and not buttons:
+            return
+        self._lay_out()
+        if old is not None:
+            for child in old.children:
+                child.close()
+            old.close()
+
+    def _settled(self, job: Job) -> None:
+        # A failed answer gets a Retry button under it; anything else has none.
+        if job.kind != "ask":
+            return
+        if job.turn.state != "failed":
+            self._set_actions(job.turn, [])
+            return
+        with self._lock:
+            self._failed[job.turn.turn] = job
+        button = widgets.Button(
+            description="Retry", icon="redo", tooltip="Ask this question again", layout=_fixed()
+        )
+        button.add_class("eb-retry-button")
+        turn = job.turn
+        button.on_click(lambda _button: self.retry(turn))
+        self._set_actions(turn, [button])
 
     def _add_notice(self, problems: list[tuple[str, str, Any]]) -> Turn:
         lines = [f"{field_name}: {message}" for field_name, message, _value in problems]
@@ -373,11 +569,39 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             last = self._last_answer
             total = self._total_tokens
             retry_at = self._retry_at
+        closed = self.client_closed
         self.stop_button.disabled = not busy
+        self.reconnect_button.layout.display = None if closed else "none"
         self.status.value = status_html(
             session_id=session_id,
             last_answer=last,
             total_tokens=total,
             busy=busy,
             retry_at=retry_at,
+            closed=closed,
         )
+        if retry_at is not None and retry_at > datetime.now():
+            self._start_countdown()
+
+    # ------------------------------------------------------------------ the rate limit's countdown
+
+    def _start_countdown(self) -> None:
+        with self._lock:
+            if self._countdown is not None:
+                return
+            timer = threading.Timer(COUNTDOWN_STEP, self._tick)
+            timer.daemon = True
+            self._countdown = timer
+        timer.start()
+
+    def _tick(self) -> None:
+        """Redraw the countdown: the status line and each rate-limited answer; once the time is
+        up the limit is cleared (its answers then say a retry is possible)."""
+        with self._lock:
+            self._countdown = None
+            if self._retry_at is not None and self._retry_at <= datetime.now():
+                self._retry_at = None
+            limited = [job for job in self._failed.values() if job.turn.retry_at is not None]
+        for job in limited:
+            job.view.value = turn_html(job.turn)
+        self._refresh()

@@ -1,0 +1,72 @@
+"""The panel's ties to its client: whether it was closed, a new one like it, the chatbot's name.
+
+* :func:`client_closed`: a client closed by ``close()`` (or its ``with`` block, or a notebook's
+  clean-up cell) can send nothing more; the panel says so and offers Reconnect.
+* :func:`reopen`: a new client with the closed one's settings. The keys are handed over as the
+  ``SecretStr`` they are held in, never as text, so nothing on the way can show them.
+* :func:`chatbot_name`: the chatbot's ``Name`` for the panel's title, asked once. The contract
+  documents no operation that reads a chatbot's settings; when the client offers one
+  (``client.chatbots.get(serial)`` returning the settings), it is used, else the title falls
+  back to the chatbot ID.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from estatebot.api.client import AsyncClient, Client
+from estatebot.api.errors import EstatebotError
+
+__all__ = ["chatbot_name", "client_closed", "reopen"]
+
+
+def client_closed(client: Client | AsyncClient) -> bool:
+    """Whether ``client``'s connection pool was closed (it can send nothing more)."""
+    http = getattr(client, "_http", None)
+    return bool(getattr(http, "is_closed", False))
+
+
+def reopen(client: Client | AsyncClient) -> Client | AsyncClient:
+    """A new client of the same kind and settings as ``client`` (address, keys, timeouts,
+    retries, limits), with its own connection pool."""
+    config = client._config
+    policy = client._policy
+    settings: dict[str, Any] = {
+        "base_url": config.base_url,
+        "api_key": config.api_key,
+        "session_key": config.session_key,
+        "timeout": config.timeout,
+        "deadline": config.deadline,
+        "stream_deadline": config.stream_deadline,
+        "max_reply_bytes": config.max_reply_bytes,
+        "max_retries": policy.max_retries,
+        "backoff_base": policy.backoff_base,
+        "backoff_max": policy.backoff_max,
+        "max_retry_after": policy.max_retry_after,
+    }
+    if isinstance(client, AsyncClient):
+        return AsyncClient(**settings)
+    return Client(**settings)
+
+
+def _name_of(record: Any) -> str | None:
+    name = record.get("Name") if isinstance(record, Mapping) else getattr(record, "name", None)
+    if name is None and not isinstance(record, Mapping):
+        name = getattr(record, "Name", None)
+    return name.strip() or None if isinstance(name, str) else None
+
+
+def chatbot_name(client: Client | AsyncClient, serial: str) -> str | None:
+    """The chatbot's ``Name``, asked of the service once; None when the client has no operation
+    that reads it (an AsyncClient is not waited on here), the chatbot has no name, or the
+    request failed (the title then shows the ID; the failure shows at the first question)."""
+    if isinstance(client, AsyncClient):
+        return None
+    lookup = getattr(client.chatbots, "get", None)
+    if not callable(lookup):
+        return None
+    try:
+        return _name_of(lookup(serial))
+    except (EstatebotError, RuntimeError):
+        return None
