@@ -373,3 +373,26 @@ def test_long_unchanged_stretches_of_a_diff_are_shortened_around_the_change() ->
     assert "w5 " not in shown
     assert "w30" not in shown
     assert word_diff_html(old, new).count("w") == 40  # no context: every word is shown
+
+
+def test_a_fact_checked_run_shows_its_claims_per_case() -> None:
+    from factories import complete_listing, remote_frame
+
+    listings = remote_frame(complete_listing(1, SalePrice=450000.0, Bedrooms=3))
+    answers = {
+        "true": "MLS M1 is listed at $450,000 with 3 beds.",
+        "false": "MLS M1 is listed at $520,000 with 3 beds.",
+    }
+    cases = [
+        {"question": "true", "expect_grounded": True},
+        {"question": "false", "expect_grounded": True},
+    ]
+    results = run_chat_tests(
+        ScriptedClient(answers), SERIAL, cases, listings=listings, progress=False
+    )
+    page = results._repr_html_()
+    assert "<th>facts</th>" in page
+    cells = cell_texts(page)
+    assert "2 held" in cells
+    assert any("1 held" in c and "1 contradicted" in c for c in cells)
+    assert results.frame["passed"].tolist() == [True, False]

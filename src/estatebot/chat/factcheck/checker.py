@@ -52,6 +52,11 @@ class GroundingChecker:
             self._listings, self._checker = frame, checker
         return len(frame)
 
+    def forget(self) -> None:
+        """Drop the listings held, so the next check pulls them again (they may have changed)."""
+        with self._lock:
+            self._listings, self._checker = None, None
+
     def check(self, answer_text: str) -> pd.DataFrame:
         """The claims frame of one answer (as :func:`~estatebot.fact_check` gives)."""
         return self._ready()[0].check(answer_text)

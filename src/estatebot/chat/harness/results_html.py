@@ -107,7 +107,23 @@ def _answer_cell(answer: Any) -> str:
     return safe_text(text[:ANSWER_CHARS]) + f'<span class="eb-cut">{safe_text(cut)}</span>'
 
 
-def _row_html(row: Mapping[str, Any]) -> str:
+#: The claim counts of a fact-checked run (``expect_grounded``), shown as one "facts" column.
+CLAIM_COUNTS = ("claims_supported", "claims_contradicted", "claims_unknown")
+
+
+def _facts_cell(row: Mapping[str, Any]) -> str:
+    held, wrong, unknown = (row.get(column) for column in CLAIM_COUNTS)
+    if all(value is None or pd.isna(value) for value in (held, wrong, unknown)):
+        return "<td></td>"
+    parts = [f"{int(held or 0)} held"]
+    if wrong and not pd.isna(wrong):
+        parts.append(f'<span class="eb-bad">{int(wrong)} contradicted</span>')
+    if unknown and not pd.isna(unknown):
+        parts.append(f'<span class="eb-bad">{int(unknown)} unknown listing</span>')
+    return f"<td>{', '.join(parts)}</td>"
+
+
+def _row_html(row: Mapping[str, Any], *, facts: bool = False) -> str:
     kind = outcome(row["passed"], row["error"])
     label = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[kind]
     why = row["error"] if kind == "error" else row["why"]
@@ -120,6 +136,7 @@ def _row_html(row: Mapping[str, Any]) -> str:
         f'<td><span class="eb-outcome eb-outcome-{kind}">{label}</span></td>',
         f'<td class="eb-num">{html.escape(latency_text(row["latency_ms"]))}</td>',
         f'<td class="eb-num">{"" if pd.isna(tokens) else f"{int(tokens):,}"}</td>',
+        *([_facts_cell(row)] if facts else []),
         f"<td>{safe_text(why)}</td>",
     ]
     return f'<tr class="eb-{kind}">{"".join(cells)}</tr>'
@@ -146,11 +163,12 @@ def results_html(frame: pd.DataFrame, figures: Mapping[str, Any]) -> str:
         f'<div class="eb-figures">{_figures_line(figures)}</div>'
     )
     records = frame.head(HTML_ROWS).to_dict(orient="records")
-    rows = "".join(_row_html({str(k): v for k, v in record.items()}) for record in records)
-    header = "".join(
-        f"<th>{name}</th>"
-        for name in ("case", "question", "answer", "result", "latency", "tokens", "why")
+    facts = all(column in frame.columns for column in CLAIM_COUNTS)
+    rows = "".join(
+        _row_html({str(k): v for k, v in record.items()}, facts=facts) for record in records
     )
+    names = ("case", "question", "answer", "result", "latency", "tokens")
+    header = "".join(f"<th>{name}</th>" for name in (*names, *(["facts"] if facts else []), "why"))
     more = len(frame) - len(records)
     tail = f'<div class="eb-more">… and {more:,} more cases (see .frame)</div>' if more > 0 else ""
     table = f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>" if cases else ""

@@ -4,10 +4,11 @@
   clean-up cell) can send nothing more; the panel says so and offers Reconnect.
 * :func:`reopen`: a new client with the closed one's settings. The keys are handed over as the
   ``SecretStr`` they are held in, never as text, so nothing on the way can show them.
-* :func:`chatbot_name`: the chatbot's ``Name`` for the panel's title, asked once. The contract
-  documents no operation that reads a chatbot's settings; when the client offers one
-  (``client.chatbots.get(serial)`` returning the settings), it is used, else the title falls
-  back to the chatbot ID.
+* :func:`chatbot_name`: the chatbot's ``Name`` for the panel's title, found once. The contract
+  documents no operation that reads a chatbot's settings, so the name is the one this client
+  set with ``client.chatbots.edit(serial, Name=...)`` (it remembers it); else, when the client
+  offers a read (``client.chatbots.get(serial)`` returning the settings), that is asked; else
+  the title falls back to the chatbot ID.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from estatebot.api.client import AsyncClient, Client
 from estatebot.api.errors import EstatebotError
 
-__all__ = ["chatbot_name", "client_closed", "reopen"]
+__all__ = ["blocking_twin", "chatbot_name", "client_closed", "reopen"]
 
 
 def client_closed(client: Client | AsyncClient) -> bool:
@@ -30,6 +31,20 @@ def client_closed(client: Client | AsyncClient) -> bool:
 def reopen(client: Client | AsyncClient) -> Client | AsyncClient:
     """A new client of the same kind and settings as ``client`` (address, keys, timeouts,
     retries, limits), with its own connection pool."""
+    return _like(client, blocking=isinstance(client, Client))
+
+
+def blocking_twin(client: Client | AsyncClient) -> Client:
+    """A blocking client with ``client``'s settings (for work done off the event loop, such as
+    pulling the listings answers are fact-checked against); ``client`` itself when it blocks."""
+    if isinstance(client, Client):
+        return client
+    twin = _like(client, blocking=True)
+    assert isinstance(twin, Client)
+    return twin
+
+
+def _like(client: Client | AsyncClient, *, blocking: bool) -> Client | AsyncClient:
     config = client._config
     policy = client._policy
     settings: dict[str, Any] = {
@@ -45,9 +60,7 @@ def reopen(client: Client | AsyncClient) -> Client | AsyncClient:
         "backoff_max": policy.backoff_max,
         "max_retry_after": policy.max_retry_after,
     }
-    if isinstance(client, AsyncClient):
-        return AsyncClient(**settings)
-    return Client(**settings)
+    return Client(**settings) if blocking else AsyncClient(**settings)
 
 
 def _name_of(record: Any) -> str | None:
@@ -58,9 +71,14 @@ def _name_of(record: Any) -> str | None:
 
 
 def chatbot_name(client: Client | AsyncClient, serial: str) -> str | None:
-    """The chatbot's ``Name``, asked of the service once; None when the client has no operation
-    that reads it (an AsyncClient is not waited on here), the chatbot has no name, or the
-    request failed (the title then shows the ID; the failure shows at the first question)."""
+    """The chatbot's ``Name``: the one this client set, else asked of the service once.
+
+    None when nothing tells: the client set no name and has no operation that reads one (an
+    AsyncClient is not waited on here), the chatbot has no name, or the request failed (the
+    title then shows the ID; the failure shows at the first question)."""
+    known = client.chatbots.known_name(serial)
+    if known is not None:
+        return known
     if isinstance(client, AsyncClient):
         return None
     lookup = getattr(client.chatbots, "get", None)

@@ -41,6 +41,7 @@ from estatebot.api import models
 from estatebot.api._redact import redact
 from estatebot.api.client import AsyncClient, Client
 from estatebot.chat.panel.connection import chatbot_name, client_closed, reopen
+from estatebot.chat.panel.grounding import PanelFactCheck
 from estatebot.chat.panel.jobs import Job, JobRunner, LoopThread
 from estatebot.chat.render import status_html, title_html, turn_html
 from estatebot.chat.turns import HISTORY_COLUMNS, Turn, history_frame, parse_file_ids
@@ -90,11 +91,16 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             :class:`~estatebot.api.client.AsyncClient`.
         serial: the chatbot's ``serialNumber``.
         stream: stream answers fragment by fragment (else one request, one answer).
-        title: the heading; defaults to the chatbot's ``Name`` (asked of the service once, when
-            the client offers an operation that reads it), else ``Chatbot <serial>``.
+        title: the heading; defaults to the chatbot's ``Name`` (the one the client set with
+            ``client.chatbots.edit``, or asked of the service once when the client offers an
+            operation that reads it), else ``Chatbot <serial>``.
         update_interval: the shortest time, in seconds, between two re-renders of a streamed
             answer (the first fragment and the final text are never held back).
         height: the most the transcript grows before it scrolls (a CSS length).
+        fact_check: hold each answer against the chatbot's listings (pulled once, and again
+            on New session): an answer stating a wrong price or room count, or a listing the
+            chatbot does not have, gets a badge "2 facts not in your listings" with the details
+            on click and on hover; :attr:`claims` holds every answer's claims.
 
     The first question starts a chat session; **New session** starts another. Nothing is sent
     when the question breaks the ClientAsk rules (the problems are shown instead). A failed
@@ -113,6 +119,7 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         title: str | None = None,
         update_interval: float = 0.05,
         height: str = "420px",
+        fact_check: bool = False,
     ) -> None:
         name = chatbot_name(client, serial) if title is None else None
         self.title = title if title is not None else (name or f"Chatbot {serial}")
@@ -215,6 +222,9 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         self._failed: dict[int, Job] = {}  # failed answers by turn number, for Retry
         self._own_clients: list[Client | AsyncClient] = []  # made by Reconnect: closed by close()
         self._countdown: threading.Timer | None = None
+        self._fact_check = PanelFactCheck(client, serial) if fact_check else None
+        if self._fact_check is not None:
+            self.on_answer(self._fact_check.badge)
 
         self.send_button.on_click(lambda _button: self.submit())
         self.reconnect_button.on_click(lambda _button: self.reconnect())
@@ -305,6 +315,17 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             row = self._actions.get(turn.turn)
         return None if row is None else row.children[0]
 
+    @property
+    def claims(self) -> pd.DataFrame:
+        """With ``fact_check=True``: every checked answer's claims, with its ``turn`` number
+        (as :func:`~estatebot.fact_check` gives them); empty otherwise."""
+        checked = self._fact_check.claims if self._fact_check is not None else {}
+        frames = [claims.assign(turn=number) for number, claims in sorted(checked.items())]
+        if not frames:
+            return pd.DataFrame(columns=["turn"])
+        frame = pd.concat(frames, ignore_index=True)
+        return frame[["turn", *[c for c in frame.columns if c != "turn"]]]
+
     def on_answer(self, hook: AnswerHook) -> AnswerHook:
         """Run ``hook(turn)`` on every complete answer; the HTML it returns (its own, escaped by
         it) is shown under the answer, e.g. a badge. Usable as a decorator; returns ``hook``."""
@@ -351,6 +372,8 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             self._client = fresh
             self._own_clients.append(fresh)
             self._closed = False
+        if self._fact_check is not None:
+            self._fact_check.rebind(fresh)
         self._refresh()
         return fresh
 
@@ -410,6 +433,8 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         turn.state = "waiting"
         job = Job("session", turn, view)
         self._schedule(job)
+        if self._fact_check is not None:
+            self._fact_check.prefetch()  # the listings may have changed since
         return job.future
 
     def clear(self) -> None:
@@ -445,6 +470,8 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         for client in own:
             if isinstance(client, Client):
                 client.close()
+        if self._fact_check is not None:
+            self._fact_check.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
         if self._loop_thread is not None:
