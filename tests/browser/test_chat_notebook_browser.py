@@ -96,10 +96,16 @@ def test_run_all_leaves_a_live_panel_and_an_untypeset_results_table(
         expect(results).to_be_visible(timeout=120_000)
         plot = page.locator(".jp-OutputArea-output img").last
         expect(plot).to_be_visible(timeout=120_000)
+        # The last cells: a fact-checked panel on a misstating emulator, whose badges show.
+        badge = page.locator(".eb-chat .estatebot-factcheck")
+        expect(badge.first).to_be_visible(timeout=120_000)
         expect(status).to_be_visible(timeout=120_000)  # every cell has run
 
-        # The answers quote prices: MathJax would typeset them, and must not have.
-        assert results.inner_text().count("$") >= 2
+        # The answers quote prices: MathJax would typeset them, and must not have. (The text
+        # itself, not its layout: a cell out of sight may not be laid out.)
+        shown = results.text_content() or ""
+        assert shown.count("$") >= 2
+        assert "&#" not in shown  # escaped once: an apostrophe shows as itself
         expect(results).to_contain_text("PASS")
         expect(page.locator(".eb-results mjx-container, .eb-results .MathJax")).to_have_count(0)
         expect(page.locator(".eb-chat mjx-container, .eb-chat .MathJax")).to_have_count(0)
@@ -108,8 +114,13 @@ def test_run_all_leaves_a_live_panel_and_an_untypeset_results_table(
         ).to_have_count(0)
 
         # After Run All the panel is still there, and a question typed in it is answered.
-        chat = page.locator(".eb-chat")
-        expect(chat).to_have_count(1)
+        panels = page.locator(".eb-chat")
+        expect(panels).to_have_count(2)  # the main panel, and the fact-checked one
+        chat = panels.first
+        checked = panels.last
+        expect(checked.locator(".estatebot-factcheck").first).to_contain_text(
+            re.compile(r"\d+ facts? not in your listings")
+        )
         chat.scroll_into_view_if_needed()
         answered = chat.locator(".eb-turn.eb-bot.eb-done")
         before = answered.count()
@@ -133,6 +144,10 @@ def test_run_all_leaves_a_live_panel_and_an_untypeset_results_table(
                 assert page_bg.lower() not in ("white", "#ffffff", "#fff")
             chat.scroll_into_view_if_needed()
             chat.screenshot(path=str(shot(f"chat-panel-{theme}.png", scratch)))
+            checked.scroll_into_view_if_needed()
+            checked.locator(".estatebot-factcheck summary").first.click()  # open the details
+            checked.screenshot(path=str(shot(f"chat-factcheck-{theme}.png", scratch)))
+            checked.locator(".estatebot-factcheck summary").first.click()
             # The table is taller than the window: its top, headline and first cases.
             results.evaluate("e => e.scrollIntoView({block: 'start'})")
             box = results.bounding_box()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 import httpx
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from estatebot.api.client import Client
 from estatebot.api.errors import (
@@ -396,3 +399,9 @@ def test_a_fact_checked_run_shows_its_claims_per_case() -> None:
     assert "2 held" in cells
     assert any("1 held" in c and "1 contradicted" in c for c in cells)
     assert results.frame["passed"].tolist() == [True, False]
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=60))
+def test_safe_text_shows_exactly_the_characters_given(text: str) -> None:
+    # One pass of escaping: "What's" must not come back as "What&#x27;s" on the page.
+    assert html.unescape(safe_text(text)) == text

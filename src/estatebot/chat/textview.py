@@ -9,7 +9,6 @@ besides, for front ends that treat output as Markdown.
 
 from __future__ import annotations
 
-import html
 import math
 from datetime import datetime
 
@@ -18,9 +17,16 @@ __all__ = ["NO_MATH", "clock", "latency_text", "safe_text", "tokens_text"]
 #: Classes on an element whose text MathJax must leave alone (v2 and v3 names).
 NO_MATH = "tex2jax_ignore mathjax_ignore"
 
-# Markdown and TeX specials, written as numeric entities: shown as themselves, read as nothing.
+# HTML's own specials and the Markdown and TeX ones, written as entities in one pass (a second
+# pass would escape the first one's entities: ``'`` → ``&#x27;`` → ``&#x27;`` shown as text):
+# shown as themselves, read as nothing.
 _SPECIALS = str.maketrans(
     {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "'": "&#x27;",
         "$": "&#36;",
         "\\": "&#92;",
         "*": "&#42;",
@@ -43,7 +49,7 @@ def safe_text(text: object) -> str:
     value = str(text)
     if value == "<NA>" and not isinstance(text, str):
         return ""
-    escaped = html.escape(value, quote=True).translate(_SPECIALS)
+    escaped = value.translate(_SPECIALS)
     return "<br>".join(escaped.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
 
 

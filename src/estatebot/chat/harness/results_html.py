@@ -42,7 +42,7 @@ ANSWER_CHARS = 1200
 STYLE = f"""
 <style>
 .eb-results {{ font-family: {FONT}; color: {TEXT}; font-size: 13px; line-height: 1.45;
-  max-width: 100%; }}
+  max-width: 100%; overflow-x: auto; }}
 .eb-results .eb-head {{ font-size: 14px; margin: 2px 0 6px; }}
 .eb-results .eb-figures {{ color: {MUTED}; margin: 0 0 8px; }}
 .eb-results.eb-results table {{
@@ -57,7 +57,10 @@ STYLE = f"""
 .eb-results.eb-results table td.eb-num {{ text-align: right; white-space: nowrap;
   font-variant-numeric: tabular-nums; }}
 .eb-results.eb-results table td.eb-name {{ white-space: nowrap; font-weight: 600; }}
-.eb-results.eb-results table td.eb-answer {{ min-width: 22em; width: 45%; }}
+.eb-results.eb-results table td.eb-answer {{ min-width: 18em; width: 45%; }}
+.eb-results.eb-results table td.eb-question {{ min-width: 10em; overflow-wrap: normal; }}
+.eb-results.eb-results table td.eb-facts {{ min-width: 5em; }}
+.eb-results.eb-results table td.eb-why {{ min-width: 10em; }}
 .eb-results .eb-clip {{ max-height: 7.5em; overflow-y: auto; }}
 .eb-results .eb-cut {{ color: {MUTED}; font-style: italic; }}
 .eb-results.eb-results table tr.eb-fail td {{ background: {tint(ERROR, 8)}; }}
@@ -114,13 +117,13 @@ CLAIM_COUNTS = ("claims_supported", "claims_contradicted", "claims_unknown")
 def _facts_cell(row: Mapping[str, Any]) -> str:
     held, wrong, unknown = (row.get(column) for column in CLAIM_COUNTS)
     if all(value is None or pd.isna(value) for value in (held, wrong, unknown)):
-        return "<td></td>"
+        return '<td class="eb-facts"></td>'
     parts = [f"{int(held or 0)} held"]
     if wrong and not pd.isna(wrong):
         parts.append(f'<span class="eb-bad">{int(wrong)} contradicted</span>')
     if unknown and not pd.isna(unknown):
         parts.append(f'<span class="eb-bad">{int(unknown)} unknown listing</span>')
-    return f"<td>{', '.join(parts)}</td>"
+    return f'<td class="eb-facts">{", ".join(parts)}</td>'
 
 
 def _row_html(row: Mapping[str, Any], *, facts: bool = False) -> str:
@@ -130,14 +133,14 @@ def _row_html(row: Mapping[str, Any], *, facts: bool = False) -> str:
     tokens = row["tokens"]
     cells = [
         f'<td class="eb-name">{safe_text(row["case"])}</td>',
-        f"<td>{safe_text(row['question'])}</td>",
+        f'<td class="eb-question">{safe_text(row["question"])}</td>',
         # Long answers scroll inside their cell: the table stays a table of cases.
         f'<td class="eb-answer"><div class="eb-clip">{_answer_cell(row["answer"])}</div></td>',
         f'<td><span class="eb-outcome eb-outcome-{kind}">{label}</span></td>',
         f'<td class="eb-num">{html.escape(latency_text(row["latency_ms"]))}</td>',
         f'<td class="eb-num">{"" if pd.isna(tokens) else f"{int(tokens):,}"}</td>',
         *([_facts_cell(row)] if facts else []),
-        f"<td>{safe_text(why)}</td>",
+        f'<td class="eb-why">{safe_text(why)}</td>',
     ]
     return f'<tr class="eb-{kind}">{"".join(cells)}</tr>'
 
