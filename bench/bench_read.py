@@ -72,9 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _, path = export_of(args.rows, Path(folder))
         written = time.perf_counter() - started
         size = path.stat().st_size
-        print(
-            f"export: {args.rows:,} rows x 30 columns, {size / 1e6:.1f} MB (written {written:.1f} s)"
-        )
+        print(f"export: {args.rows:,} rows x 30 columns, {size / 1e6:.1f} MB ({written:.1f} s)")
         fast_s = float("inf")
         for _ in range(max(1, args.repeat)):
             started = time.perf_counter()
