@@ -170,6 +170,9 @@ def test_reading_a_file_shows_its_progress(
     read_sheet(path, progress=True)
     shown = capsys.readouterr().err
     assert "Reading export.xlsx" in shown
-    assert "2/2" in shown
+    # A step for the cells, one per column cleaned, then typing, deriving and checking.
+    steps = 4 + len(HEADERS)
+    assert f"{steps}/{steps}" in shown
+    assert "cleaning the columns" in shown
     read_sheet(path, progress=False)
     assert "Reading" not in capsys.readouterr().err

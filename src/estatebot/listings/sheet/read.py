@@ -129,21 +129,18 @@ def read_sheet(
     label = "DataFrame" if isinstance(source, pd.DataFrame) else Path(source).name
     # A frame is read at once: its bar would flash past; a file's says which step is running.
     shown = False if progress is None and isinstance(source, pd.DataFrame) else progress
-    with progress_bar(len(_STEPS), f"Reading {label}", progress=shown, unit="step") as bar:
-        bar.set_postfix_str(_STEPS[0])
+    # One step for the cells, one per column cleaned, then typing, deriving and checking: the
+    # number of columns is known once the cells are read.
+    with progress_bar(4, f"Reading {label}", progress=shown, unit="step") as bar:
+        bar.set_postfix_str("reading the cells")
         name, table = read_table(source, sheet_name, encoding, engine)
+        bar.total = 4 + len(table.columns)
         bar.update()
-        bar.set_postfix_str(_STEPS[1])
         sheet = _read_table(
             name, table, mapping, typed_defaults, typed_overrides, status_table, clear_token,
-            extensions, decimal_baths, lot_factor, key_column,
+            extensions, decimal_baths, lot_factor, key_column, bar,
         )  # fmt: skip
-        bar.update()
     return sheet
-
-
-#: What a read does, step by step, as its progress bar says.
-_STEPS = ("reading the cells", "typing and checking the values")
 
 
 def _read_table(
@@ -158,8 +155,10 @@ def _read_table(
     decimal_baths: bool,
     lot_factor: float | None,
     key_column: str,
+    bar: Any,
 ) -> Sheet:
-    """The listings of a raw table: headers matched, cells typed, fields derived and checked."""
+    """The listings of a raw table: headers matched, cells typed, fields derived and checked;
+    ``bar`` (a tqdm bar) moves a step per column cleaned and per stage."""
     issues = Issues()
     cell_notes = [note for note in table.notes if note.position is not None]
     for note in table.notes:
@@ -197,7 +196,11 @@ def _read_table(
             "mapping= or defaults=)",
         )
 
-    columns = [cell_rules.prepare(raw, clear_token) for raw in table.columns]
+    bar.set_postfix_str("cleaning the columns")
+    columns = []
+    for raw in table.columns:
+        columns.append(cell_rules.prepare(raw, clear_token))
+        bar.update()
     rows, columns = drop_blank_rows(table.rows, columns)
     by_source: dict[str, list[tuple[str, Column]]] = {}
     for match in matches:
@@ -205,10 +208,15 @@ def _read_table(
             by_source.setdefault(match.source, []).append((match.header, columns[match.position]))
     _check_lot_unit(by_source, lot_factor)
 
+    bar.set_postfix_str("typing the values")
     inputs = type_sources(len(rows), by_source, issues)
+    bar.update()
     _report_cells(cell_notes, rows, matches, issues, inputs)
     options = Options(typed_defaults, status_table, decimal_baths, lot_factor, typed_overrides)
+    bar.set_postfix_str("deriving the fields")
     fields = derive(inputs, options, issues)
+    bar.update()
+    bar.set_postfix_str("checking the listings")
     fields.values["ExtensionColumn"], fields.extension_cleared = gather_extensions(
         matches, columns, inputs, fields, issues
     )
@@ -216,6 +224,7 @@ def _read_table(
     validate(fields, issues, headers, key_column, rows, absent)
     sheet = assemble(name, rows, fields, issues, matches, key_column)
     sheet.overrides = dict(typed_overrides)
+    bar.update()
     return sheet
 
 
