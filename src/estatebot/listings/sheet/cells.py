@@ -119,7 +119,13 @@ def prepare(raw: ObjectArray, clear_token: str | None = "#CLEAR") -> Column:
         cleared[strings[clear]] = True
         kind[strings[blank | clear]] = _NONE
         keep = ~(blank | clear)
-        text[strings[keep]] = trimmed.to_numpy(dtype=object)[keep]
+        cleaned = trimmed.to_numpy(dtype=object)[keep]
+        # Most cells need no trimming: keep the cell's own string, not a copy of it, so a big
+        # sheet's text is held once.
+        originals = raw[strings[keep]]
+        same = np.asarray(cleaned == originals, dtype=bool)
+        cleaned[same] = originals[same]
+        text[strings[keep]] = cleaned
     return Column(raw=raw, kind=kind, text=text, cleared=cleared)
 
 
