@@ -44,7 +44,8 @@ integration: setup
 notebooks: setup
 	$(BIN)/pytest --nbval-lax --nbval-current-env notebooks/
 
-# Benchmarks run in their own venv: the datacompy baseline pins an older pandas.
+# Benchmarks run in their own venv: the datacompy baseline (datacompy 1.1, its latest release)
+# requires pandas < 3.1, older than the pandas the project installs, so it cannot share .venv.
 BENCH_VENV := .venv-bench
 BENCH_STAMP := $(BENCH_VENV)/.installed-stamp
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from bench import bench_apply, bench_normalize, bench_plan, bench_pull
+from bench import bench_apply, bench_normalize, bench_plan, bench_pull, bench_read, bench_sync
 
 BENCHMARKS: list[tuple[str, Callable[[Sequence[str] | None], int]]] = [
+    ("read", bench_read.main),
     ("pull", bench_pull.main),
     ("normalize", bench_normalize.main),
     ("plan", bench_plan.main),
     ("apply", bench_apply.main),
+    ("sync", bench_sync.main),
 ]
 
 

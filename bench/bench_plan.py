@@ -7,16 +7,25 @@ the same two frames (joined on MLSNumber with a cent tolerance, its nearest equi
 are run in turns, ``--repeat`` times each, and the best times are compared, so that both see the
 same machine load.
 
-Targets: ``plan_sync`` under ``--limit`` seconds (3 by default) and faster than datacompy (ratio
-datacompy ÷ plan_sync above 1). Exits with 1 when a target is missed.
+Then, at scale: ``--big-rows`` listings against as many rows (a million by default), the same
+share changed, planned in a child process that measures its own peak resident memory over what
+it held before (the two frames, unpickled), against the two frames' size.
+
+Targets: ``plan_sync`` under ``--limit`` seconds (3 by default) and at least 3x faster than
+datacompy (ratio datacompy ÷ plan_sync); at scale, under ``--big-limit`` seconds (10) with a peak
+under 4x the two frames. Exits with 1 when a target is missed.
 
     python -m bench.bench_plan --rows 100000 --repeat 3
+    python -m bench.bench_plan --big-rows 0          # without the run at scale
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -137,6 +146,55 @@ def _timed(run: Callable[[], Any]) -> tuple[float, float, Any]:
     return time.perf_counter() - start, time.process_time() - start_cpu, result
 
 
+RATIO_TARGET = 3.0
+MEMORY_TARGET = 4.0
+
+_BUILD = """
+import pickle, sys
+from bench.bench_plan import make_remote, make_sheet
+remote = make_remote(int(sys.argv[1]))
+sheet = make_sheet(remote, float(sys.argv[2]))
+with open(sys.argv[3], "wb") as handle:
+    pickle.dump((sheet, remote), handle, protocol=5)
+"""
+
+_MEASURE = """
+import gc, json, pickle, resource, sys, time
+from estatebot.listings.sync.plan import plan_sync
+def resident():
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * resource.getpagesize()
+with open(sys.argv[1], "rb") as handle:
+    sheet, remote = pickle.load(handle)
+size = int(sheet.memory_usage(deep=True).sum() + remote.memory_usage(deep=True).sum())
+plan_sync(sheet.head(1000), remote.head(1000))  # modules a plan imports on first use
+gc.collect()
+before = resident()
+high_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+started, cpu = time.perf_counter(), time.process_time()
+plan = plan_sync(sheet, remote)
+wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"wall": wall, "cpu": cpu, "before": before, "high_before": high_before,
+                  "peak": peak, "frames": size, "summary": plan.summary()}))
+"""
+
+
+def at_scale(rows: int, changed: float) -> dict[str, Any]:
+    """Plan ``rows`` × ``rows`` in a child process: its times, memory and summary."""
+    with tempfile.TemporaryDirectory() as folder:
+        frames = f"{folder}/frames.pickle"
+        subprocess.run(
+            [sys.executable, "-c", _BUILD, str(rows), str(changed), frames],
+            check=True,
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", _MEASURE, frames], check=True, capture_output=True, text=True
+        )
+    measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; prints the times, the ratio and the checks; 1 when a target is missed."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -144,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--changed", type=float, default=0.05)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--limit", type=float, default=3.0, help="seconds plan_sync may take")
+    parser.add_argument("--big-rows", type=int, default=1_000_000, help="0: no run at scale")
+    parser.add_argument("--big-limit", type=float, default=10.0, help="seconds at scale")
     args = parser.parse_args(argv)
 
     remote = make_remote(args.rows)
@@ -169,14 +229,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         ratio = best_other / best
         print(f"datacompy.Compare: best {best_other:.3f} s of {args.repeat} ({mismatches} rows)")
-        verdict = "ok" if ratio > 1 else "MISSED"
-        print(f"ratio datacompy / plan_sync: {ratio:.2f}x (target > 1): {verdict}")
-        if ratio <= 1:
+        verdict = "ok" if ratio >= RATIO_TARGET else "MISSED"
+        print(f"ratio datacompy / plan_sync: {ratio:.2f}x (target >= {RATIO_TARGET:g}x): {verdict}")
+        if ratio < RATIO_TARGET:
             missed.append("ratio")
     verdict = "ok" if best < args.limit else "MISSED"
     print(f"plan_sync under {args.limit:g} s: {best:.3f} s: {verdict}")
     if best >= args.limit:
         missed.append("time")
+    if args.big_rows:
+        del remote, sheet
+        big = at_scale(args.big_rows, args.changed)
+        wall, cpu = float(big["wall"]), float(big["cpu"])
+        used = int(big["peak"]) - int(big["before"])
+        times = used / int(big["frames"])
+        print(f"at scale: {args.big_rows:,} x {args.big_rows:,} rows: {big['summary']}")
+        verdict = "ok" if wall < args.big_limit else "MISSED"
+        print(f"  plan_sync: {wall:.2f} s ({cpu:.2f} s CPU), under {args.big_limit:g} s: {verdict}")
+        verdict = "ok" if times < MEMORY_TARGET else "MISSED"
+        print(
+            f"  peak memory: {used / 1e6:,.0f} MB over {int(big['before']) / 1e6:,.0f} MB held "
+            f"before, frames {int(big['frames']) / 1e6:,.0f} MB: {times:.2f}x "
+            f"(target < {MEMORY_TARGET:g}x): {verdict}"
+        )
+        if wall >= args.big_limit:
+            missed.append("time at scale")
+        if times >= MEMORY_TARGET:
+            missed.append("memory at scale")
     return 1 if missed else 0
 
 

@@ -372,12 +372,12 @@ def _ods(path: Path) -> Path:
         (
             "old.xlsx",
             lambda d: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(2000),
-            r"old\.xlsx is an old Excel 97-2003 \(\.xls\) workbook named \.xlsx.*save it as",
+            r"old\.xlsx cannot be read as an xls workbook .*truncated or damaged.*save it as",
         ),
         (
             "calc.xlsx",
             lambda d: _ods(d / "made.zip").read_bytes(),
-            r"calc\.xlsx is an OpenDocument spreadsheet \(\.ods\).*save it as",
+            r"calc\.xlsx cannot be read as an ods workbook .*truncated or damaged.*save it as",
         ),
         (
             "other.xlsx",

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -180,18 +179,14 @@ class SheetFlags:
 
 
 def read_with_flags(path: Path, flags: SheetFlags, *, key: str, progress: bool | None) -> Sheet:
-    """``read_sheet(path, ...)`` with the flags, showing a spinner while a big file is read.
-
-    ``read_sheet`` reports no progress of its own, so the spinner says what is being read and
-    for how long (on stderr, on a terminal, when progress bars are on).
-    """
+    """``read_sheet(path, ...)`` with the flags, its progress bar on stderr while it reads (on a
+    terminal, when progress bars are on)."""
     from estatebot.listings.sheet.read import read_sheet
 
     options = flags.read_options(key)
-    console = err_console()
-    show = progress_enabled(progress) and console.is_terminal
-    with console.status(f"Reading {path.name} …") if show else nullcontext():
-        return _read(path, flags.sheet_name, options, read_sheet)
+    show = progress_enabled(progress) and err_console().is_terminal
+    options["progress"] = show
+    return _read(path, flags.sheet_name, options, read_sheet)
 
 
 def _read(

@@ -119,7 +119,13 @@ def prepare(raw: ObjectArray, clear_token: str | None = "#CLEAR") -> Column:
         cleared[strings[clear]] = True
         kind[strings[blank | clear]] = _NONE
         keep = ~(blank | clear)
-        text[strings[keep]] = trimmed.to_numpy(dtype=object)[keep]
+        cleaned = trimmed.to_numpy(dtype=object)[keep]
+        # Most cells need no trimming: keep the cell's own string, not a copy of it, so a big
+        # sheet's text is held once.
+        originals = raw[strings[keep]]
+        same = np.asarray(cleaned == originals, dtype=bool)
+        cleaned[same] = originals[same]
+        text[strings[keep]] = cleaned
     return Column(raw=raw, kind=kind, text=text, cleared=cleared)
 
 
@@ -219,9 +225,7 @@ def as_number(column: Column) -> tuple[pd.Series, list[Problem]]:
     kind = column.kind
     numbers = np.flatnonzero((kind == _INT) | (kind == _FLOAT))
     if len(numbers):
-        values[numbers] = np.fromiter(
-            (_float(v) for v in column.raw[numbers]), dtype=float, count=len(numbers)
-        )
+        values[numbers] = _floats(column.raw[numbers])
     misgrouped = np.zeros(n, dtype=bool)
     strings = np.flatnonzero(kind == _STR)
     if len(strings):
@@ -249,6 +253,15 @@ def as_number(column: Column) -> tuple[pd.Series, list[Problem]]:
     problems.append(Problem(_mask(n, others), "is not a number"))
     out = pd.Series(values, dtype="Float64")
     return out, [p for p in problems if p.mask.any()]
+
+
+def _floats(raw: ObjectArray) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Numeric cells as floats, in one conversion unless an integer is too large for a float
+    (then cell by cell, that one infinite)."""
+    try:
+        return raw.astype(float)
+    except OverflowError:
+        return np.fromiter((_float(v) for v in raw), dtype=float, count=len(raw))
 
 
 def _float(value: int | float) -> float:

@@ -1,6 +1,7 @@
-"""Which reader a file needs, told from its bytes as well as its name, and a clear
-:class:`SheetError` for a file no reader can take: an empty file, an old ``.xls`` or an
-OpenDocument sheet (whatever its name says), a truncated or damaged workbook.
+"""Which reader a file needs, told from its bytes as well as its name (an old Excel 97-2003
+``.xls`` workbook and an OpenDocument ``.ods`` sheet are known by their bytes, whatever their
+name says), and a clear :class:`SheetError` for a file no reader can take: an empty file, a
+truncated or damaged workbook.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from xml.etree.ElementTree import ParseError
 from openpyxl.utils.exceptions import InvalidFileException
 
 from estatebot.api.errors import SheetError
+from estatebot.listings.sheet.fastbook import CALAMINE_ERRORS
 
-Kind = Literal["xlsx", "text", "parquet"]
+Kind = Literal["xlsx", "xls", "ods", "text", "parquet"]
 
 #: Suffixes read as delimited text whatever their bytes hold.
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -36,6 +38,7 @@ WORKBOOK_ERRORS: tuple[type[BaseException], ...] = (
     TypeError,
     EOFError,
     OSError,
+    *CALAMINE_ERRORS,
 )
 
 
@@ -51,25 +54,19 @@ def kind_of(path: Path) -> Kind:
     with path.open("rb") as handle:
         head = handle.read(len(_OLE2))
     if head == _OLE2:
-        named = f" named {suffix}" if suffix not in ("", ".xls") else ""
-        raise SheetError(
-            f"{path.name} is an old Excel 97-2003 (.xls) workbook{named}, which cannot be "
-            f"read: {_SAVE_AGAIN}"
-        )
-    if suffix == ".xls":
-        raise SheetError(f"old .xls workbooks cannot be read: {_SAVE_AGAIN}")
+        return "xls"
     if suffix == ".parquet":
         return "parquet"
     is_zip = head.startswith(b"PK") and zipfile.is_zipfile(path)
     if suffix in TEXT_SUFFIXES and not is_zip:
         return "text"
     if is_zip and _is_ods(path):
-        raise SheetError(
-            f"{path.name} is an OpenDocument spreadsheet (.ods), which cannot be read: "
-            f"{_SAVE_AGAIN}"
-        )
-    if suffix == ".ods":
-        raise SheetError(f"{path.name}: .ods spreadsheets cannot be read: {_SAVE_AGAIN}")
+        return "ods"
+    if suffix == ".xls" and not is_zip:
+        # Many MLS systems save an HTML or text table under the .xls name.
+        raise broken(path, "its bytes are not an Excel 97-2003 workbook's", kind="xls")
+    if suffix == ".ods" and not is_zip:
+        raise broken(path, "its bytes are not a zip archive, as an ods file's are", kind="ods")
     if suffix in (".xlsx", ".xlsm") and not is_zip:
         raise broken(path, "its bytes are not a zip archive, as an xlsx file's are")
     # A zip is read as a workbook even under a text name (an xlsx saved as "export.csv").
@@ -86,16 +83,17 @@ def _is_ods(path: Path) -> bool:
         return False
 
 
-def broken(path: Path, why: str) -> SheetError:
+def broken(path: Path, why: str, *, kind: str = "xlsx") -> SheetError:
     """The error for a workbook that cannot be read: what went wrong and what to do."""
     return SheetError(
-        f"{path.name} cannot be read as an xlsx workbook ({why}): the file may be truncated "
-        f"or damaged, or another kind of file renamed .xlsx; {_SAVE_AGAIN}, or export it again"
+        f"{path.name} cannot be read as an {kind} workbook ({why}): the file may be truncated "
+        f"or damaged, or another kind of file renamed .{kind}; {_SAVE_AGAIN}, or export it "
+        "again"
     )
 
 
-def failure(path: Path, error: BaseException) -> SheetError:
+def failure(path: Path, error: BaseException, *, kind: str = "xlsx") -> SheetError:
     """:func:`broken` for an exception raised while reading the workbook."""
     text = str(error).strip()
     detail = type(error).__name__ + (f": {text[:160]}" if text else "")
-    return broken(path, detail)
+    return broken(path, detail, kind=kind)

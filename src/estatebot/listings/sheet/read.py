@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from estatebot._progress import progress_bar
 from estatebot.api.errors import SheetError
 from estatebot.listings.schema import COLUMNS, KEY_COLUMNS, REQUIRED_COLUMNS
 from estatebot.listings.sheet import cells as cell_rules
@@ -39,8 +41,9 @@ from estatebot.listings.sheet.issues import Issues
 from estatebot.listings.sheet.notes import Note
 from estatebot.listings.sheet.result import Sheet
 from estatebot.listings.sheet.sources import SOURCES
-from estatebot.listings.sheet.table import drop_blank_rows, read_table
+from estatebot.listings.sheet.table import Table, drop_blank_rows, read_table
 from estatebot.listings.sheet.validate import typed_default, validate
+from estatebot.listings.sheet.xlsx import Engine
 
 __all__ = ["Sheet", "read_sheet"]
 
@@ -66,6 +69,8 @@ def read_sheet(
     key: str = "MLSNumber",
     statuses: Mapping[str, str] | None = None,
     encoding: str | None = None,
+    engine: Engine = "calamine",
+    progress: bool | None = None,
 ) -> Sheet:
     """Read an MLS export into listings: the valid rows, and every problem by row and column.
 
@@ -105,6 +110,12 @@ def read_sheet(
     or a unitless lot column without ``lot_unit``; and when the file cannot be read (empty,
     truncated, an ``.xls`` or ``.ods`` file, text in another encoding, a runaway quoted cell),
     naming the file and what to do.
+
+    An ``.xls`` (Excel 97-2003) or ``.ods`` (OpenDocument) workbook is read too, by calamine:
+    its number formats (``00000``), formula errors and merged ranges are not seen there. An xlsx
+    file is read by calamine unless ``engine="openpyxl"``: the same cells, many times slower.
+    A bar shows the reading of a file as it goes (``progress``: on by default, see
+    :func:`estatebot._progress.progress_enabled`).
     """
     key_column = _key_column(key)
     try:
@@ -115,7 +126,39 @@ def read_sheet(
     typed_defaults = _typed_defaults(defaults or {}, status_table)
     typed_overrides = _typed_defaults(overrides or {}, status_table, what="overrides")
 
-    name, table = read_table(source, sheet_name, encoding)
+    label = "DataFrame" if isinstance(source, pd.DataFrame) else Path(source).name
+    # A frame is read at once: its bar would flash past; a file's says which step is running.
+    shown = False if progress is None and isinstance(source, pd.DataFrame) else progress
+    # One step for the cells, one per column cleaned, then typing, deriving and checking: the
+    # number of columns is known once the cells are read.
+    with progress_bar(4, f"Reading {label}", progress=shown, unit="step") as bar:
+        bar.set_postfix_str("reading the cells")
+        name, table = read_table(source, sheet_name, encoding, engine)
+        bar.total = 4 + len(table.columns)
+        bar.update()
+        sheet = _read_table(
+            name, table, mapping, typed_defaults, typed_overrides, status_table, clear_token,
+            extensions, decimal_baths, lot_factor, key_column, bar,
+        )  # fmt: skip
+    return sheet
+
+
+def _read_table(
+    name: str,
+    table: Table,
+    mapping: Mapping[str, str] | None,
+    typed_defaults: dict[str, Any],
+    typed_overrides: dict[str, Any],
+    status_table: Mapping[str, rules.StatusRule],
+    clear_token: str,
+    extensions: bool,
+    decimal_baths: bool,
+    lot_factor: float | None,
+    key_column: str,
+    bar: Any,
+) -> Sheet:
+    """The listings of a raw table: headers matched, cells typed, fields derived and checked;
+    ``bar`` (a tqdm bar) moves a step per column cleaned and per stage."""
     issues = Issues()
     cell_notes = [note for note in table.notes if note.position is not None]
     for note in table.notes:
@@ -153,7 +196,11 @@ def read_sheet(
             "mapping= or defaults=)",
         )
 
-    columns = [cell_rules.prepare(raw, clear_token) for raw in table.columns]
+    bar.set_postfix_str("cleaning the columns")
+    columns = []
+    for raw in table.columns:
+        columns.append(cell_rules.prepare(raw, clear_token))
+        bar.update()
     rows, columns = drop_blank_rows(table.rows, columns)
     by_source: dict[str, list[tuple[str, Column]]] = {}
     for match in matches:
@@ -161,10 +208,15 @@ def read_sheet(
             by_source.setdefault(match.source, []).append((match.header, columns[match.position]))
     _check_lot_unit(by_source, lot_factor)
 
+    bar.set_postfix_str("typing the values")
     inputs = type_sources(len(rows), by_source, issues)
+    bar.update()
     _report_cells(cell_notes, rows, matches, issues, inputs)
     options = Options(typed_defaults, status_table, decimal_baths, lot_factor, typed_overrides)
+    bar.set_postfix_str("deriving the fields")
     fields = derive(inputs, options, issues)
+    bar.update()
+    bar.set_postfix_str("checking the listings")
     fields.values["ExtensionColumn"], fields.extension_cleared = gather_extensions(
         matches, columns, inputs, fields, issues
     )
@@ -172,6 +224,7 @@ def read_sheet(
     validate(fields, issues, headers, key_column, rows, absent)
     sheet = assemble(name, rows, fields, issues, matches, key_column)
     sheet.overrides = dict(typed_overrides)
+    bar.update()
     return sheet
 
 

@@ -1,6 +1,7 @@
-"""A file or frame → a table of raw cells with its header row: xlsx (through
-:mod:`.xlsx`), delimited text (through :mod:`.textfile`), parquet or a DataFrame; a disclaimer
-under the header skipped, blank rows dropped, and what the readers noticed kept as notes.
+"""A file or frame → a table of raw cells with its header row: xlsx (through :mod:`.xlsx`),
+xls and ods (through :mod:`.fastbook`), delimited text (through :mod:`.textfile`), parquet or a
+DataFrame; a disclaimer under the header skipped, blank rows dropped, and what the readers
+noticed kept as notes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pandas as pd
 from estatebot._cells import from_csv_text
 from estatebot.api.errors import SheetError
 from estatebot.listings.sheet.cells import Column, IntArray, ObjectArray, value_text
+from estatebot.listings.sheet.fastbook import read_cells
 from estatebot.listings.sheet.files import WORKBOOK_ERRORS, failure, kind_of
 from estatebot.listings.sheet.notes import Note
 from estatebot.listings.sheet.textfile import (
@@ -29,7 +31,7 @@ from estatebot.listings.sheet.textfile import (
     sniff_delimiter,
 )
 from estatebot.listings.sheet.textfile import records as text_records
-from estatebot.listings.sheet.xlsx import CellGrid, read_xlsx_cells
+from estatebot.listings.sheet.xlsx import ENGINES, CellGrid, Engine, read_xlsx_cells
 
 #: A disclaimer row (portal exports) has one long text in its first cell and nothing else.
 _DISCLAIMER_MIN_LENGTH = 30
@@ -39,7 +41,7 @@ _DISCLAIMER_MIN_LENGTH = 30
 
 
 @dataclass
-class _Table:
+class Table:
     """A sheet's header and raw cell columns, with what the reader noticed (:class:`Note`)."""
 
     headers: list[str]
@@ -52,11 +54,14 @@ def read_table(
     source: str | os.PathLike[str] | pd.DataFrame,
     sheet_name: str | int | None,
     encoding: str | None = None,
-) -> tuple[str, _Table]:
+    engine: Engine = "calamine",
+) -> tuple[str, Table]:
     """The raw table of a file or frame, and the name to report it under.
 
-    ``encoding`` applies to delimited text files (see :mod:`.textfile`). A file no reader can
-    take is a :class:`SheetError` naming it and saying what to do (see :mod:`.files`).
+    ``encoding`` applies to delimited text files (see :mod:`.textfile`), ``engine`` to xlsx
+    files (see :mod:`.xlsx`; ``.xls`` and ``.ods`` files are read by calamine only). A file no
+    reader can take is a :class:`SheetError` naming it and saying what to do (see
+    :mod:`.files`).
     """
     if isinstance(source, pd.DataFrame):
         return "<DataFrame>", _table_from_frame(source)
@@ -70,21 +75,31 @@ def read_table(
         except (OSError, ValueError) as error:
             raise SheetError(f"{path.name} cannot be read as parquet: {error}") from None
         return path.name, _table_from_frame(frame)
-    if kind == "xlsx":
+    if engine not in ENGINES:
+        raise SheetError(f"engine must be one of {', '.join(ENGINES)}", value=engine)
+    if kind in ("xlsx", "xls", "ods"):
+        if kind != "xlsx" and engine != "calamine":
+            raise SheetError(
+                f"{path.name} is an .{kind} workbook, which only the calamine engine reads",
+                value=engine,
+            )
         try:
-            cells = read_xlsx_cells(path, sheet_name)
+            if kind == "xlsx":
+                cells = read_xlsx_cells(path, sheet_name, engine=engine)
+            else:
+                cells = read_cells(path, sheet_name, kind)
         except SheetError:
             raise
         except WORKBOOK_ERRORS as error:
-            raise failure(path, error) from None
+            raise failure(path, error, kind=kind) from None
         return path.name, _table_from_grid(cells)
     delimiter = "\t" if path.suffix.lower() == ".tsv" else None
     return path.name, _table_from_text(path, delimiter, encoding)
 
 
-def _table_from_grid(cells: CellGrid) -> _Table:
+def _table_from_grid(cells: CellGrid) -> Table:
     if not len(cells.rows):
-        return _Table([], [], np.empty(0, np.int64), [])
+        return Table([], [], np.empty(0, np.int64), [])
     header_cells = cells.grid[0]
     data = cells.grid[1:]
     return _split_header(
@@ -95,7 +110,7 @@ def _table_from_grid(cells: CellGrid) -> _Table:
     )
 
 
-def _table_from_text(path: Path, delimiter: str | None, encoding: str | None) -> _Table:
+def _table_from_text(path: Path, delimiter: str | None, encoding: str | None) -> Table:
     """A delimited text file: decoded (:func:`.textfile.decode`), its delimiter detected, and
     each cell holding an undecodable byte noted as an error of its row."""
     decoded = decode(path.read_bytes(), path.name, encoding)
@@ -105,7 +120,7 @@ def _table_from_text(path: Path, delimiter: str | None, encoding: str | None) ->
     records = text_records(text, delimiter or sniff_delimiter(text), path.name)
     first = next((i for i, r in enumerate(records) if any(c.strip() for c in r)), None)
     if first is None:
-        return _Table([], [], np.empty(0, np.int64), [])
+        return Table([], [], np.empty(0, np.int64), [])
     header = [c.strip() for c in records[first]]
     body = records[first + 1 :]
     rows = np.arange(first + 2, first + 2 + len(body), dtype=np.int64)
@@ -169,7 +184,7 @@ def _bad_cells(
     return notes
 
 
-def _table_from_frame(frame: pd.DataFrame) -> _Table:
+def _table_from_frame(frame: pd.DataFrame) -> Table:
     columns = []
     for j in range(frame.shape[1]):
         values = frame.iloc[:, j].to_numpy(dtype=object, copy=True)
@@ -209,7 +224,7 @@ def _split_header(
     columns: list[ObjectArray],
     rows: IntArray,
     notes: list[Note] | None = None,
-) -> _Table:
+) -> Table:
     """Drop columns without a header (noting any values they held) and trim the headers.
 
     ``notes`` about data cells give their column's index in ``headers``; they come back with
@@ -239,11 +254,11 @@ def _split_header(
             kept_notes.append(note)
         elif note.position in index:
             kept_notes.append(replace(note, position=index[note.position]))
-    table = _Table(keep_headers, keep_columns, rows, kept_notes)
+    table = Table(keep_headers, keep_columns, rows, kept_notes)
     return _skip_disclaimer(table)
 
 
-def _skip_disclaimer(table: _Table) -> _Table:
+def _skip_disclaimer(table: Table) -> Table:
     """Drop a portal's disclaimer line, the first data row with long text in its first cell."""
     if not len(table.rows) or not table.columns:
         return table
@@ -267,7 +282,7 @@ def _skip_disclaimer(table: _Table) -> _Table:
     )
     # A disclaimer merged across the row says nothing about listings: its notes go with it.
     notes = [n for n in table.notes if n.row != row or n.position is None]
-    return _Table(table.headers, [c[1:] for c in table.columns], table.rows[1:], [*notes, note])
+    return Table(table.headers, [c[1:] for c in table.columns], table.rows[1:], [*notes, note])
 
 
 def drop_blank_rows(rows: IntArray, columns: list[Column]) -> tuple[IntArray, list[Column]]:

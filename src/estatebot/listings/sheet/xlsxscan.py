@@ -1,6 +1,10 @@
-"""What openpyxl's read-only mode does not tell about a worksheet: formula cells with no saved
-value (it reads them as blank), merged ranges (it does not read them), and cells right of the
-header (the reader bounds its rows to the header's width, so it never sees them).
+"""What the cell readers do not tell about a worksheet: formula cells with no saved value (read
+as blank), merged ranges (not read), formula errors (the compiled reader reads them as blank),
+and cells right of the header (the readers are bounded to the header's width).
+
+:func:`survey` is one pass over the worksheet's bytes for the compiled reader: it also finds
+what that reader's values lose (the cells whose number is written as a decimal or in scientific
+notation, which openpyxl reads as floats; the cells under a zero-padding number format).
 
 A worksheet part is first searched as bytes, which costs a small part of reading it (regular
 expressions run in C over the decompressed stream): only when it holds a formula, a merge, or a
@@ -11,7 +15,7 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import IO
 from xml.etree import ElementTree
@@ -32,6 +36,7 @@ _HAS_MERGE = re.compile(_PREFIX + rb"mergeCell[\s/>]")
 _COLUMN_REF = re.compile(rb'\sr="([A-Z]{1,3})[0-9]+"')
 # A cell element without an r attribute: its column is only known by counting.
 _UNREFERENCED = re.compile(_PREFIX + rb"c(?=[\s/>])(?![^>]*\sr=)")
+_HAS_ERROR = re.compile(_PREFIX + rb'c\s[^>]*\bt="e"')
 
 
 @dataclass
@@ -48,6 +53,8 @@ class Findings:
     unnamed: dict[int, int] = field(default_factory=dict)
     beyond: list[tuple[int, int]] = field(default_factory=list)
     beyond_count: int = 0
+    #: Formula errors (``#REF!``, ``#N/A``) in named columns, with their text.
+    errors: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def scan(archive: str, member: str, named: Collection[int], header_row: int) -> Findings:
@@ -76,7 +83,7 @@ def _worth_parsing(stream: IO[bytes], named: frozenset[int]) -> bool:
     for chunk in _chunks(stream):
         if _HAS_FORMULA.search(chunk) or _HAS_MERGE.search(chunk):
             return True
-        if _UNREFERENCED.search(chunk):
+        if _UNREFERENCED.search(chunk) or _HAS_ERROR.search(chunk):
             return True
         letters.update(_COLUMN_REF.findall(chunk))
     return any(column_index_from_string(c.decode()) not in named for c in letters)
@@ -118,6 +125,8 @@ def _cells(
         saved = value is not None and (bool(value.text) or cell.get("t") == "str")
         formula = cell.find(_FORMULA) is not None
         if column in named:
+            if cell.get("t") == "e" and value is not None and value.text:
+                found.errors.append((number, column, value.text))
             if formula and not saved:
                 found.unsaved_formulas.append((number, column))
             continue
@@ -134,3 +143,157 @@ def _cells(
 def _inline_text(cell: ElementTree.Element) -> bool:
     inline = cell.find(_INLINE)
     return inline is not None and any(t.strip() for t in inline.itertext())
+
+
+# ------------------------------------------------------------------- the fast reader's survey
+#
+# The survey runs over every byte of the sheet, so it looks for literal text first (bytes.find
+# and count run at memory speed) and runs a pattern only where one is found. Tags are matched
+# with the namespace prefix the sheet uses (``<c`` or ``<x:c``), read once from its start.
+
+_SHEET_DATA = re.compile(rb"<([A-Za-z_][\w.-]*:)?sheetData[\s/>]")
+# A cell reference three letters long (column ZZ is 702), or two from EA (column 131) on: a
+# sheet this wide has its columns counted, in case one stray value far right makes it so.
+_WIDE = re.compile(rb'r="(?:[A-Z]{3}|[E-Z][A-Z])[0-9]')
+_REF = re.compile(rb'\sr="([A-Z]{1,3})([0-9]+)"')
+_TYPE = re.compile(rb'\st="([a-zA-Z]+)"')
+_STYLE_OF = re.compile(rb'\ss="([0-9]+)"')
+
+
+@dataclass
+class Survey:
+    """What one pass over a worksheet's bytes found (cells by 1-based (row, column)).
+
+    ``fallback`` says the sheet is better read by openpyxl: a cell has no ``r`` attribute (its
+    place is only known by counting), an inline string is rich text (calamine drops the spaces
+    between its runs), or a stray value lies far right (see :mod:`.fastbook`). ``detailed`` says
+    the sheet holds formulas, merges or errors, for :func:`parse_findings`. ``numbers`` holds
+    the text of the numbers openpyxl reads other than as calamine does; ``styles`` the style of
+    each cell under one of the ``styles`` asked about.
+    """
+
+    fallback: bool = False
+    detailed: bool = False
+    numbers: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    styles: dict[tuple[int, int], int] = field(default_factory=dict)
+
+
+class _Tags:
+    """The literal tags of one sheet, with its namespace prefix."""
+
+    def __init__(self, prefix: bytes) -> None:
+        self.cells = (b"<" + prefix + b"c ", b"<" + prefix + b"c>", b"<" + prefix + b"c/>")
+        self.referenced = b"<" + prefix + b'c r="'
+        self.details = (
+            b"<" + prefix + b"f>",
+            b"<" + prefix + b"f ",
+            b"<" + prefix + b"f/>",
+            b"<" + prefix + b"mergeCell",
+            b't="e"',
+        )
+        self.rich_inline = b"<" + prefix + b"is><" + prefix + b"r>"
+        self.start = b"<" + prefix + b"c "
+        self.notation = re.compile(
+            b"<" + prefix + rb"v>([-+]?\d+\.0*|[-+]?\d{16,}|[^<]*[eE][^<]*)</" + prefix + b"v>"
+        )
+
+
+def survey(
+    archive: str,
+    member: str,
+    styles: Collection[int] = (),
+    on_bytes: Callable[[int], None] | None = None,
+) -> Survey:
+    """Look through worksheet part ``member`` of ``archive`` once, in whole-row chunks.
+
+    ``styles`` are the style indexes whose cells are wanted (the zero-padding ones);
+    ``on_bytes`` is told the size of each chunk of the decompressed XML, for a progress bar.
+    """
+    found = Survey()
+    tags: _Tags | None = None
+    styled = re.compile(rb' s="(?:' + b"|".join(str(s).encode() for s in styles) + rb')"')
+    wide = False
+    with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
+        for chunk in _whole_rows(stream):
+            if on_bytes is not None:
+                on_bytes(len(chunk))
+            if tags is None:
+                start = _SHEET_DATA.search(chunk)
+                if start is None:
+                    continue  # still before the cells
+                tags = _Tags(start.group(1) or b"")
+            cells = sum(chunk.count(tag) for tag in tags.cells)
+            if cells != chunk.count(tags.referenced) and _UNREFERENCED.search(chunk):
+                found.fallback = True
+            if tags.rich_inline in chunk:
+                found.fallback = True
+            if not found.detailed and any(tag in chunk for tag in tags.details):
+                found.detailed = True
+            wide = wide or _WIDE.search(chunk) is not None
+            for match in tags.notation.finditer(chunk):
+                cell = _cell_at(chunk, match.start(), tags.start)
+                if cell is not None and cell[1] in (None, b"n"):
+                    found.numbers[cell[0]] = match.group(1)
+            if styles:
+                for match in styled.finditer(chunk):
+                    cell = _cell_at(chunk, match.start(), tags.start)
+                    style = _STYLE_OF.search(match.group(0))
+                    if cell is not None and style is not None:
+                        found.styles[cell[0]] = int(style.group(1))
+    if wide and _sparse(archive, member):
+        found.fallback = True
+    return found
+
+
+def _cell_at(
+    chunk: bytes, at: int, start_tag: bytes
+) -> tuple[tuple[int, int], bytes | None] | None:
+    """The place and type of the cell whose XML holds position ``at`` of ``chunk``."""
+    begin = chunk.rfind(start_tag, 0, at + 1)
+    if begin < 0:
+        return None
+    end = chunk.find(b">", begin)
+    attributes = chunk[begin + len(start_tag) - 1 : end]
+    ref = _REF.search(attributes)
+    if ref is None:
+        return None
+    kind = _TYPE.search(attributes)
+    place = int(ref.group(2)), column_index_from_string(ref.group(1).decode())
+    return place, kind.group(1) if kind else None
+
+
+#: Columns a dense grid may hold beyond four times those holding a cell (see :func:`_sparse`).
+SPARE_COLUMNS = 64
+
+
+def _sparse(archive: str, member: str) -> bool:
+    """Whether the sheet's widest column lies far beyond the columns holding cells: a dense
+    grid of it would be mostly empty (one stray value in column XFD)."""
+    letters: set[bytes] = set()
+    with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
+        for chunk in _whole_rows(stream):
+            letters.update(_COLUMN_REF.findall(chunk))
+    columns = [column_index_from_string(c.decode()) for c in letters]
+    return bool(columns) and max(columns) > 4 * len(columns) + SPARE_COLUMNS
+
+
+def _whole_rows(stream: IO[bytes]) -> Iterator[bytes]:
+    """The stream in chunks that end after a row's tag, so no cell is cut between two."""
+    rest = b""
+    while chunk := stream.read(_CHUNK):
+        buffer = rest + chunk
+        cut = buffer.rfind(b"row>")
+        if cut < 0:
+            rest = buffer
+            continue
+        cut += len(b"row>")
+        rest = buffer[cut:]
+        yield buffer[:cut]
+    if rest:
+        yield rest
+
+
+def parse_findings(archive: str, member: str, named: Collection[int], header_row: int) -> Findings:
+    """:func:`scan`'s parse of the worksheet, without its first look at the bytes."""
+    with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
+        return _parse(stream, frozenset(named), header_row)

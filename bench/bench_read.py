@@ -1,0 +1,123 @@
+"""Benchmark: ``read_sheet`` on a big MLS export, the calamine engine against openpyxl's.
+
+Writes a ``--rows`` × 30-column xlsx export (a disclaimer row, ZIP codes as numbers under a
+``00000`` format: see :mod:`bench.sheets`), then reads it with ``engine="openpyxl"`` (the
+reader before calamine, the baseline) and with the default engine, in one run, and checks the
+two give the same frame and the same issues. The fast read's peak memory is measured in a
+child process (calamine's memory is not Python's, so tracemalloc would not see it): the peak
+resident size over the size just before the read, against the final frame's size.
+
+Targets: at least 8x faster than openpyxl, same frame and issues, peak memory under 3x the
+frame. Exits with 1 when a target is missed.
+
+    python -m bench.bench_read --rows 50000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from bench.sheets import export_of
+from estatebot.listings.sheet.read import read_sheet
+
+SPEED_TARGET = 8.0
+MEMORY_TARGET = 3.0
+
+_MEASURE = """
+import json, resource, sys
+from estatebot.listings.sheet.read import read_sheet
+def resident():
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * resource.getpagesize()
+# A small read first, so the modules a read imports on first use are not counted.
+read_sheet(sys.argv[2], progress=False)
+before = resident()
+sheet = read_sheet(sys.argv[1], engine=sys.argv[3], progress=False)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+frame = int(sheet.frame.memory_usage(deep=True).sum())
+print(json.dumps({"before": before, "peak": peak, "frame": frame}))
+"""
+
+
+def peak_memory(path: Path, small: Path, engine: str = "calamine") -> dict[str, int]:
+    """The resident size before the read, the peak during it, and the frame's size (bytes)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(path), str(small), engine],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    measured: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; prints the times, the ratio and the checks; 1 when a target is missed."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument("--repeat", type=int, default=2, help="fast reads (best taken)")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        _, path = export_of(args.rows, Path(folder))
+        written = time.perf_counter() - started
+        size = path.stat().st_size
+        print(f"export: {args.rows:,} rows x 30 columns, {size / 1e6:.1f} MB ({written:.1f} s)")
+        fast_s = float("inf")
+        for _ in range(max(1, args.repeat)):
+            started = time.perf_counter()
+            fast = read_sheet(path, progress=False)
+            fast_s = min(fast_s, time.perf_counter() - started)
+        started = time.perf_counter()
+        slow = read_sheet(path, engine="openpyxl", progress=False)
+        slow_s = time.perf_counter() - started
+        _, small = export_of(50, Path(folder))
+        memory = peak_memory(path, small)
+        baseline_memory = peak_memory(path, small, "openpyxl")
+
+    same_frame = fast.frame.equals(slow.frame)
+    same_issues = fast.issues.equals(slow.issues)
+    ratio = slow_s / fast_s
+    used = memory["peak"] - memory["before"]
+    times = used / memory["frame"]
+    print(f"  read_sheet, engine='openpyxl' (baseline) : {slow_s:8.2f} s")
+    print(f"  read_sheet, engine='calamine'            : {fast_s:8.2f} s (best of {args.repeat})")
+    print(
+        f"  ratio                                    : {ratio:8.1f}x  (target >= {SPEED_TARGET:g}x)"
+    )
+    print(f"  same frame: {same_frame}, same issues: {same_issues} ({len(fast.issues)} issues)")
+    print(
+        f"  peak memory of the read: {used / 1e6:.0f} MB over {memory['before'] / 1e6:.0f} MB, "
+        f"frame {memory['frame'] / 1e6:.0f} MB: {times:.2f}x (target < {MEMORY_TARGET:g}x)"
+    )
+    print(
+        f"  (openpyxl's read: {(baseline_memory['peak'] - baseline_memory['before']) / 1e6:.0f} MB)"
+    )
+    if not same_frame:
+        pd.testing.assert_frame_equal(fast.frame, slow.frame)  # prints where they differ
+    missed = [
+        name
+        for name, ok in (
+            ("speed", ratio >= SPEED_TARGET),
+            ("same frame", same_frame),
+            ("same issues", same_issues),
+            ("memory", times < MEMORY_TARGET),
+        )
+        if not ok
+    ]
+    print(f"  targets missed: {', '.join(missed) or 'none'}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,139 @@
+"""Benchmark: a whole sync, stage by stage, against the latency bounds of its requests.
+
+An emulator in its own process holds ``--listings`` listings and answers every request after
+``--latency-ms``. The export is those listings as a ``--listings``-row xlsx (written with
+openpyxl, untimed) with a ``--changed`` share of them edited. Then, timed stage by stage:
+
+1. read: ``read_sheet`` of the xlsx;
+2. pull: ``pull_listings`` at ``--concurrency``;
+3. plan: ``plan_sync``;
+4. apply: ``apply_plan`` at ``--concurrency`` with a journal and a backup (it pulls again to
+   check the plan is not stale, writes the backup, then sends the updates).
+
+The bound is what the latency alone costs: the pull's (page 1, then the other pages
+``--concurrency`` at a time) plus the writes' (the updates ``--concurrency`` at a time).
+Target: the whole sync within 1.5x of that sum. Exits with 1 when it is missed.
+
+    python -m bench.bench_sync                      # 50,000 listings, 5% changed
+    python -m bench.bench_sync --listings 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bench._emulator import emulator_process
+from bench.bench_plan import make_sheet
+from bench.sheets import write_export
+from estatebot.api.client import Client
+from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.sheet.read import read_sheet
+from estatebot.listings.sync.apply import apply_plan
+from estatebot.listings.sync.plan import plan_sync
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# The same listing factory the tests use, so the benchmark measures the data the tests check.
+from factories import make_listing
+
+TARGET = 1.5
+PAGE = 100
+T = TypeVar("T")
+
+
+def latency_bound(requests: int, concurrency: int, latency_s: float) -> float:
+    """The time ``requests`` take at ``concurrency`` when each costs only its latency."""
+    return math.ceil(requests / concurrency) * latency_s
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; prints each stage's time, the bound and the ratio."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--listings", type=int, default=50_000)
+    parser.add_argument("--changed", type=float, default=0.05)
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args(argv)
+
+    rng = random.Random(11)
+    bodies = [make_listing(i, rng, prefix="S") for i in range(args.listings)]
+    stages: list[tuple[str, float]] = []
+
+    def timed(name: str, run: Callable[[], T]) -> T:
+        started = time.perf_counter()
+        result = run()
+        stages.append((name, time.perf_counter() - started))
+        return result
+
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        emulator_process(bodies, args.latency_ms, Path(folder)) as server,
+        Client(
+            base_url=server["base_url"],
+            api_key=server["api_key"],
+            session_key=server["session_key"],
+            timeout=60,
+        ) as client,
+    ):
+        serial = server["serial"]
+        work = Path(folder)
+        # The export: what the service holds, a share of it edited (untimed).
+        before = pull_listings(client, serial, concurrency=args.concurrency, progress=False)
+        edited = make_sheet(before, args.changed).reset_index(drop=True)
+        edited["AreaUnit"] = "Square Feet"  # List never returns it; the export gives it
+        path = write_export(edited, work / "export.xlsx")
+
+        sheet = timed("read the xlsx (read_sheet)", lambda: read_sheet(path, progress=False))
+        remote = timed(
+            f"pull (pull_listings, concurrency {args.concurrency})",
+            lambda: pull_listings(client, serial, concurrency=args.concurrency, progress=False),
+        )
+        plan = timed("plan (plan_sync)", lambda: plan_sync(sheet, remote))
+        report: Any = timed(
+            f"apply (apply_plan, concurrency {args.concurrency}, journal, backup)",
+            lambda: apply_plan(
+                plan,
+                client,
+                serial,
+                concurrency=args.concurrency,
+                journal=work / "sync.journal",
+                backup=work / "backup.json",
+                sent_values=False,
+                progress=False,
+            ),
+        )
+
+    latency = args.latency_ms / 1000
+    pages = math.ceil(args.listings / PAGE)
+    pull_bound = latency + latency_bound(pages - 1, args.concurrency, latency)
+    writes = len(plan.creates) + len(plan.updates) + len(plan.deletes)
+    write_bound = latency_bound(writes, args.concurrency, latency)
+    bound = pull_bound + write_bound
+    total = sum(seconds for _, seconds in stages)
+    ratio = total / bound
+    print(
+        f"sync: {args.listings:,} rows against {args.listings:,} listings, "
+        f"{args.latency_ms:g} ms latency, plan: {plan.summary()}"
+    )
+    for name, seconds in stages:
+        print(f"  {name:<58} {seconds:7.2f} s  ({seconds / total:4.0%})")
+    print(f"  {'whole sync':<58} {total:7.2f} s")
+    print(
+        f"  latency bound: pull {pull_bound:.2f} s ({pages} pages) + writes {write_bound:.2f} s "
+        f"({writes:,} requests) = {bound:.2f} s"
+    )
+    verdict = "ok" if ratio <= TARGET else "MISSED"
+    print(f"  whole sync / bound: {ratio:.2f}x (target <= {TARGET:g}x): {verdict}")
+    print(f"  apply: {'ok' if report.ok else 'NOT OK'}, sheet issues: {len(sheet.issues)}")
+    return 0 if ratio <= TARGET and report.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
