@@ -124,7 +124,7 @@ def test_pull_writes_every_listing(demo: Any, tmp_path: Path) -> None:
     result = invoke(demo, "pull", "--out", str(tmp_path / "listings.xlsx"))
     assert result.exit_code == 0, result.output
     assert "200 listings written" in result.output
-    frame = pd.read_excel(tmp_path / "listings.xlsx", dtype=str)
+    frame = pd.read_excel(tmp_path / "listings.xlsx", dtype=str, engine="openpyxl")
     assert len(frame) == 200
     assert frame["MLSNumber"].is_unique
 
