@@ -97,7 +97,9 @@ def test_a_sheet_written_to_excel_reads_back_as_the_same_listings(
     sheet = results["sheet"]
     written = sheet.to_excel(tmp_path / "sheet.xlsx")
     assert load_workbook(written, read_only=True).sheetnames == ["Listings", "Issues", "Mapping"]
-    again = eb.read_sheet(pd.read_excel(written, sheet_name="Listings", dtype=object, engine="openpyxl"))
+    again = eb.read_sheet(
+        pd.read_excel(written, sheet_name="Listings", dtype=object, engine="openpyxl")
+    )
     assert again.errors.empty, again.summary()
     assert sorted(again.frame["MLSNumber"]) == sorted(sheet.frame["MLSNumber"])
 
