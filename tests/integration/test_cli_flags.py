@@ -283,6 +283,20 @@ def test_encoding_reads_a_csv_saved_by_excel_on_windows(
     assert "'klingon' is not a text encoding" in bad.err
 
 
+def test_engine_openpyxl_plans_the_same_as_the_fast_reader(
+    small: EmulatorServer, rows: list[Row], tmp_path: Path
+) -> None:
+    row_of(rows, "ATX1001")["Bedrooms"] = "5"
+    sheet = xlsx(tmp_path / "engine.xlsx", rows)
+    fast, fast_saved = plan(small, sheet, *UNIT)
+    slow, slow_saved = plan(small, sheet, *UNIT, "--engine", "openpyxl")
+    assert fast.code == slow.code == 2, slow.text
+    assert changes(slow_saved) == changes(fast_saved) == {"ATX1001": {"Bedrooms": [3, 5]}}
+    bad = run_cli(small, "plan", str(sheet), "--engine", "xlrd")
+    assert bad.code == 64, bad.text
+    assert "--engine" in bad.err
+
+
 # --------------------------------------------------------------------------- planning
 
 

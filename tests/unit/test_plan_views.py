@@ -318,6 +318,20 @@ def test_the_report_shows_failures_first_and_unchanged_as_a_count() -> None:
     assert "the 2 operations done are skipped, the 1 not done are sent again" in page
 
 
+def test_a_listing_changed_during_the_apply_is_not_offered_the_same_retry() -> None:
+    outcomes = [
+        OpOutcome("update", "EDITED1", 2, 1, "changed during apply", None, "", 0, 0.0),
+        OpOutcome("update", "BAD1", 3, 2, "failed", 500, "internal error", 3, 40.0),
+    ]
+    call = "plan.apply(client, 'SN-1', journal='/tmp/run/sync.journal')"
+    page = ApplyReport(frame=outcomes_frame(outcomes), retry_call=call)._repr_html_()
+    assert page.index("EDITED1") < page.index("eb-retry-call")  # listed with what was not done
+    assert "1 listing was changed on the service during the apply" in page
+    assert "pull and plan again" in page
+    plain = report_of(call)._repr_html_()
+    assert "changed on the service" not in plain
+
+
 def test_a_report_without_a_journal_says_how_to_go_on() -> None:
     page = report_of(None)._repr_html_()
     assert "kept no journal" in page

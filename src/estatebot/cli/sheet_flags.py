@@ -34,6 +34,13 @@ class LotUnit(StrEnum):
     HECTARES = "hectares"
 
 
+class ReadEngine(StrEnum):
+    """What reads a workbook: calamine (fast), or openpyxl (the slower fallback, same cells)."""
+
+    calamine = "calamine"
+    openpyxl = "openpyxl"
+
+
 class PendingStatus(StrEnum):
     """What a Pending listing becomes."""
 
@@ -152,6 +159,15 @@ class SheetFlags:
             rich_help_panel="Reading the sheet",
         ),
     ] = None
+    engine: Annotated[
+        ReadEngine,
+        typer.Option(
+            "--engine",
+            help="What reads an xlsx, xls or ods: calamine (fast) or openpyxl (the slower "
+            "fallback; the same cells).",
+            rich_help_panel="Reading the sheet",
+        ),
+    ] = ReadEngine.calamine
 
     def read_options(self, key: str) -> dict[str, Any]:
         """The keyword arguments of ``read_sheet`` (files read, pairs parsed)."""
@@ -175,6 +191,7 @@ class SheetFlags:
                 else None
             ),
             "encoding": check_encoding(self.encoding),
+            "engine": self.engine.value,
         }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from estatebot.listings.sync.outcomes import FAILED, NOT_DONE, SKIPPED, UNCHANGED
+from estatebot.listings.sync.outcomes import CHANGED, FAILED, NOT_DONE, SKIPPED, UNCHANGED
 from estatebot.listings.sync.theme import styled
 
 __all__ = ["REPORT_ROWS", "render_report"]
@@ -76,7 +76,7 @@ def _table(
     )
 
 
-def _retry(title: str, failed: int, done: int, retry_call: str | None) -> str:
+def _retry(title: str, failed: int, done: int, retry_call: str | None, changed: int = 0) -> str:
     if retry_call is None:
         return (
             "<div class='eb-retry'>To retry: this apply kept no journal, and the plan is now stale "
@@ -91,6 +91,14 @@ def _retry(title: str, failed: int, done: int, retry_call: str | None) -> str:
         )
     else:
         how = "Listings that already hold their backed-up values are left alone."
+    if changed:
+        # Sending the plan's values over an edit made on the service meanwhile would lose the
+        # edit: the stale check refuses the same plan for those listings.
+        how += (
+            f" {changed:,} listing{'s were' if changed != 1 else ' was'} changed on the service "
+            "during the apply: the stale check refuses the same plan for "
+            f"{'them' if changed != 1 else 'it'}; pull and plan again to include the edits."
+        )
     return (
         f"<div class='eb-retry'>To retry the {failed:,} not done:<br>"
         f"<code class='eb-retry-call'>{html.escape(retry_call)}</code><br>"
@@ -128,7 +136,8 @@ def render_report(
             f"<span class='eb-muted'>({len(failed):,})</span></summary>"
             f"{_table(failed, columns, headers, failed=True)}</details>"
         )
-        parts.append(_retry(title, len(failed), len(others), retry_call))
+        changed = int((failed["outcome"] == CHANGED).sum())
+        parts.append(_retry(title, len(failed), len(others), retry_call, changed))
     if len(others):
         columns = ["action", "key", "row", "id", "outcome", "message", "attempts", "elapsed_ms"]
         headers = ["action", "key", "row", "ID", "outcome", "message", "attempts", "ms"]
