@@ -11,9 +11,7 @@ from __future__ import annotations
 import html
 from datetime import datetime
 
-from estatebot.chat.markdown import render_markdown, render_plain
-from estatebot.chat.textview import NO_MATH, clock, latency_text, tokens_text
-from estatebot.chat.theme import (
+from estatebot._theme import (
     BORDER,
     BORDER_SOFT,
     BRAND,
@@ -29,6 +27,8 @@ from estatebot.chat.theme import (
     WARN,
     tint,
 )
+from estatebot.chat.markdown import render_markdown, render_plain
+from estatebot.chat.textview import NO_MATH, clock, latency_text, tokens_text
 from estatebot.chat.turns import Turn
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: The panel's style sheet; every rule is scoped to the panel's ``eb-chat`` class. Colours come
-#: from the notebook's theme (:mod:`estatebot.chat.theme`), so dark and high-contrast themes read.
+#: from the notebook's theme (:mod:`estatebot._theme`), so dark and high-contrast themes read.
 CSS = f"""
 <style>
 .eb-chat {{ border: 1px solid {BORDER}; border-radius: 10px; padding: 8px 10px;

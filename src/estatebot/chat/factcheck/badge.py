@@ -15,21 +15,18 @@ from typing import Any
 
 import pandas as pd
 
+from estatebot._theme import LAYER2, SOFT, UI_FONT, WARN
 from estatebot.chat.factcheck.claims import CONTRADICTED, UNKNOWN_LISTING, describe_claim
 
 __all__ = ["Claims", "badge_html", "badge_text", "doubtful_claims"]
 
 _STYLE = (
     "display:inline-block;margin:2px 0;padding:0 6px;border-radius:8px;"
-    "font-family:var(--jp-ui-font-family, sans-serif);font-size:var(--jp-ui-font-size0, 11px);"
-    "line-height:1.6;color:var(--jp-ui-font-color1, #212121);"
-    "background:var(--jp-layout-color2, #eeeeee);"
-    "border:1px solid var(--jp-warn-color1, #f57c00);"
+    f"font-family:{UI_FONT};font-size:var(--jp-ui-font-size0, 11px);"
+    f"line-height:1.6;color:{SOFT};background:{LAYER2};border:1px solid {WARN};"
 )
-_SUMMARY_STYLE = "cursor:pointer;color:var(--jp-warn-color1, #f57c00);font-weight:600;"
-_LIST_STYLE = (
-    "margin:2px 0 2px 1em;padding:0;color:var(--jp-ui-font-color1, #212121);font-weight:normal;"
-)
+_SUMMARY_STYLE = f"cursor:pointer;color:{WARN};font-weight:600;"
+_LIST_STYLE = f"margin:2px 0 2px 1em;padding:0;color:{SOFT};font-weight:normal;"
 
 
 #: A claims frame, or its rows as dicts (``ClaimChecker.records``).

@@ -15,8 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from estatebot.chat.textview import NO_MATH, safe_text
-from estatebot.chat.theme import (
+from estatebot._theme import (
     BORDER,
     BORDER_SOFT,
     ERROR,
@@ -29,6 +28,7 @@ from estatebot.chat.theme import (
     WARN,
     tint,
 )
+from estatebot.chat.textview import NO_MATH, safe_text
 
 __all__ = ["CONTEXT_WORDS", "changes_html", "outcome_text", "word_diff_html"]
 

@@ -4,7 +4,7 @@ A headline with the verdict, the run's figures, then one row per case: its name,
 answer, pass or fail (coloured), latency, tokens and why it failed. Every text cell is untrusted
 and goes through :func:`~estatebot.chat.textview.safe_text` inside an element MathJax skips, so
 an answer quoting ``$650,000`` and ``$700,000`` reads as written; colours come from the
-notebook's theme (:mod:`estatebot.chat.theme`).
+notebook's theme (:mod:`estatebot._theme`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from estatebot.chat.textview import NO_MATH, latency_text, safe_text
-from estatebot.chat.theme import (
+from estatebot._theme import (
     BORDER,
     BORDER_SOFT,
     ERROR,
@@ -29,6 +28,7 @@ from estatebot.chat.theme import (
     WARN,
     tint,
 )
+from estatebot.chat.textview import NO_MATH, latency_text, safe_text
 
 __all__ = ["ANSWER_CHARS", "HTML_ROWS", "outcome", "results_html"]
 

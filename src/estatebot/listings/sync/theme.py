@@ -13,18 +13,9 @@ Rules are scoped under ``.eb-view`` and written one step more specific than Jupy
 
 from __future__ import annotations
 
+from estatebot._theme import BRAND, ERROR, SUCCESS, WARN, tint_background
+
 __all__ = ["STYLE", "styled"]
-
-_SUCCESS = "var(--jp-success-color1, #388e3c)"
-_WARN = "var(--jp-warn-color1, #f57c00)"
-_ERROR = "var(--jp-error-color1, #d32f2f)"
-_BRAND = "var(--jp-brand-color1, #1976d2)"
-
-
-def _tint(color: str, percent: int, rgba: str) -> str:
-    """A declaration pair: an rgba fallback, then the theme colour mixed into transparency."""
-    return f"background:{rgba};background:color-mix(in srgb,{color} {percent}%,transparent);"
-
 
 STYLE = (
     "<style>"
@@ -37,14 +28,14 @@ STYLE = (
     ".eb-view .eb-chip{padding:.1em .6em;border-radius:1em;white-space:nowrap;"
     "border:1px solid var(--jp-border-color1,rgba(128,128,128,.5))}"
     ".eb-view .eb-chip b{font-variant-numeric:tabular-nums}"
-    f".eb-view .eb-chip.eb-create{{border-color:{_SUCCESS};"
-    f"{_tint(_SUCCESS, 14, 'rgba(56,142,60,.14)')}}}"
-    f".eb-view .eb-chip.eb-update{{border-color:{_BRAND};"
-    f"{_tint(_BRAND, 14, 'rgba(25,118,210,.14)')}}}"
-    f".eb-view .eb-chip.eb-delete,.eb-view .eb-chip.eb-failed{{border-color:{_ERROR};"
-    f"{_tint(_ERROR, 14, 'rgba(211,47,47,.14)')}}}"
-    f".eb-view .eb-chip.eb-invalid,.eb-view .eb-chip.eb-held_back{{border-color:{_WARN};"
-    f"{_tint(_WARN, 14, 'rgba(245,124,0,.14)')}}}"
+    f".eb-view .eb-chip.eb-create{{border-color:{SUCCESS};"
+    f"{tint_background(SUCCESS, 14, 'rgba(56,142,60,.14)')}}}"
+    f".eb-view .eb-chip.eb-update{{border-color:{BRAND};"
+    f"{tint_background(BRAND, 14, 'rgba(25,118,210,.14)')}}}"
+    f".eb-view .eb-chip.eb-delete,.eb-view .eb-chip.eb-failed{{border-color:{ERROR};"
+    f"{tint_background(ERROR, 14, 'rgba(211,47,47,.14)')}}}"
+    f".eb-view .eb-chip.eb-invalid,.eb-view .eb-chip.eb-held_back{{border-color:{WARN};"
+    f"{tint_background(WARN, 14, 'rgba(245,124,0,.14)')}}}"
     ".eb-view .eb-chip.eb-zero{opacity:.55}"
     ".eb-view details{margin:.5em 0}"
     ".eb-view summary{cursor:pointer;font-weight:600}"
@@ -72,20 +63,20 @@ STYLE = (
     ".eb-view table.eb-table td.eb-after{min-width:14em}"
     ".eb-view table.eb-table td.eb-text{min-width:18em}"
     f".eb-view del{{text-decoration:line-through;color:inherit;"
-    f"{_tint(_ERROR, 18, 'rgba(211,47,47,.18)')}}}"
+    f"{tint_background(ERROR, 18, 'rgba(211,47,47,.18)')}}}"
     f".eb-view ins{{text-decoration:none;color:inherit;font-weight:600;"
-    f"{_tint(_SUCCESS, 22, 'rgba(56,142,60,.22)')}}}"
+    f"{tint_background(SUCCESS, 22, 'rgba(56,142,60,.22)')}}}"
     ".eb-view .eb-delta{color:var(--jp-ui-font-color2,GrayText);white-space:nowrap}"
     ".eb-view .eb-empty{font-style:italic;color:var(--jp-ui-font-color2,GrayText)}"
     ".eb-view ul.eb-list{margin:0;padding-left:1.1em}"
     ".eb-view .eb-elided{color:var(--jp-ui-font-color2,GrayText)}"
-    f".eb-view .eb-refusal{{border-left:3px solid {_ERROR};padding:.2em .6em;"
-    f"{_tint(_ERROR, 10, 'rgba(211,47,47,.10)')}}}"
-    f".eb-view .eb-retry{{border-left:3px solid {_WARN};padding:.3em .6em;margin:.5em 0;"
-    f"{_tint(_WARN, 10, 'rgba(245,124,0,.10)')}}}"
+    f".eb-view .eb-refusal{{border-left:3px solid {ERROR};padding:.2em .6em;"
+    f"{tint_background(ERROR, 10, 'rgba(211,47,47,.10)')}}}"
+    f".eb-view .eb-retry{{border-left:3px solid {WARN};padding:.3em .6em;margin:.5em 0;"
+    f"{tint_background(WARN, 10, 'rgba(245,124,0,.10)')}}}"
     ".eb-view code{font-family:var(--jp-code-font-family,monospace);overflow-wrap:anywhere;"
     "background:var(--jp-layout-color2,transparent);color:inherit;padding:0 .25em}"
-    f".eb-view tr.eb-failed td:first-child{{box-shadow:inset 3px 0 0 {_ERROR}}}"
+    f".eb-view tr.eb-failed td:first-child{{box-shadow:inset 3px 0 0 {ERROR}}}"
     "</style>"
 )
 

@@ -1,4 +1,4 @@
-"""Colours of every chat view, taken from JupyterLab's theme.
+"""Colours of every notebook view (plans, reports, chat), taken from JupyterLab's theme.
 
 Each colour is a JupyterLab CSS variable with a fallback for front ends that do not define it
 (classic Notebook, VS Code, a saved HTML page), so light, dark and high-contrast themes read
@@ -24,6 +24,7 @@ __all__ = [
     "UI_FONT",
     "WARN",
     "tint",
+    "tint_background",
 ]
 
 LAYER0 = "var(--jp-layout-color0, #ffffff)"
@@ -46,3 +47,9 @@ MONO = "var(--jp-code-font-family, monospace)"
 def tint(colour: str, percent: int) -> str:
     """``colour`` mixed into the page background: a wash that suits light and dark themes."""
     return f"color-mix(in srgb, {colour} {percent}%, transparent)"
+
+
+def tint_background(colour: str, percent: int, rgba: str) -> str:
+    """``background`` declarations: ``rgba`` first for a browser without ``color-mix``, then
+    :func:`tint` of ``colour``."""
+    return f"background:{rgba};background:{tint(colour, percent)};"
