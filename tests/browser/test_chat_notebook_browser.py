@@ -5,7 +5,6 @@ and answers, its controls fit from 600 px up, in the light and the dark theme.""
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,13 +13,11 @@ from typing import Any
 import pytest
 
 from estatebot.emulator import running
+from labpages import REPO, idle_status, open_when_idle, picture_path, use_menu
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "02_chatbot_testing.ipynb"
-DOCS = REPO / "docs"
-UPDATE_DOCS = os.environ.get("ESTATEBOT_UPDATE_DOCS") == "1"
 QUESTION = "3 bedroom homes in Austin under $600k"
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
@@ -47,19 +44,6 @@ def copy_notebook(root: Path) -> str:
     return "02_chatbot_testing.ipynb"
 
 
-def shot(name: str, scratch: Path) -> Path:
-    path = DOCS / name if UPDATE_DOCS else scratch / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def use_menu(page: Any, *items: str) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{items[0]}$")).click()
-    for item in items[1:-1]:
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{item}$")).hover()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{items[-1]}$")).click()
-
-
 def set_theme(page: Any, theme: str) -> None:
     from playwright.sync_api import expect
 
@@ -84,12 +68,8 @@ def test_run_all_leaves_a_live_panel_and_an_untypeset_results_table(
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     scratch = lab.root.parent
     try:
-        page.set_default_timeout(60_000)
-        page.goto(lab.page(name))
-        # The first cell is Markdown (rendered, its editor hidden): wait for any cell.
-        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-        status = page.locator(".jp-StatusBar-Widget").get_by_text("| Idle")
-        expect(status).to_be_visible(timeout=60_000)
+        open_when_idle(page, lab.page(name))
+        status = idle_status(page)
 
         use_menu(page, "Run", "Run All Cells")
         results = page.locator(".eb-results")
@@ -143,17 +123,17 @@ def test_run_all_leaves_a_live_panel_and_an_untypeset_results_table(
                 assert card not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), card
                 assert page_bg.lower() not in ("white", "#ffffff", "#fff")
             chat.scroll_into_view_if_needed()
-            chat.screenshot(path=str(shot(f"chat-panel-{theme}.png", scratch)))
+            chat.screenshot(path=str(picture_path(f"chat-panel-{theme}.png", scratch)))
             checked.scroll_into_view_if_needed()
             checked.locator(".estatebot-factcheck summary").first.click()  # open the details
-            checked.screenshot(path=str(shot(f"chat-factcheck-{theme}.png", scratch)))
+            checked.screenshot(path=str(picture_path(f"chat-factcheck-{theme}.png", scratch)))
             checked.locator(".estatebot-factcheck summary").first.click()
             # The table is taller than the window: its top, headline and first cases.
             results.evaluate("e => e.scrollIntoView({block: 'start'})")
             box = results.bounding_box()
             assert box is not None
             page.screenshot(
-                path=str(shot(f"chat-results-{theme}.png", scratch)),
+                path=str(picture_path(f"chat-results-{theme}.png", scratch)),
                 clip={
                     "x": box["x"],
                     "y": box["y"],

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from labpages import open_when_idle, picture_path, write_code_notebook
+
 pytestmark = pytest.mark.browser
 
-# The README's picture; refreshed only when asked, so a test run leaves the work tree as it was.
-DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "chat-panel.png"
-UPDATE_DOCS = os.environ.get("ESTATEBOT_UPDATE_DOCS") == "1"
 QUESTION = "3 bedroom homes in Austin under $600k"
 OFF_TOPIC = "what is the capital of France"
 
@@ -28,29 +25,7 @@ def write_notebook(root: Path, serial: str) -> str:
         f'panel = ChatPanel(Client(), "{serial}", title="Sunny Homes")\n'
         "panel"
     )
-    notebook = {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {
-                "name": "python3",
-                "display_name": "Python 3 (ipykernel)",
-                "language": "python",
-            }
-        },
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": "chat-panel",
-                "metadata": {},
-                "execution_count": None,
-                "outputs": [],
-                "source": source,
-            }
-        ],
-    }
-    (root / "panel.ipynb").write_text(json.dumps(notebook, indent=1))
-    return "panel.ipynb"
+    return write_code_notebook(root / "panel.ipynb", {"chat-panel": source})
 
 
 def test_a_question_typed_in_the_browser_is_answered_in_the_panel(
@@ -61,14 +36,7 @@ def test_a_question_typed_in_the_browser_is_answered_in_the_panel(
     name = write_notebook(lab.root, chat_emulator.serial)
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     try:
-        page.set_default_timeout(60_000)
-        page.goto(lab.page(name))
-        page.wait_for_selector(".jp-NotebookPanel .jp-Cell .cm-content")
-        # A cell run before the kernel is connected is dropped: wait for the status bar to
-        # show the kernel idle.
-        expect(page.locator(".jp-StatusBar-Widget").get_by_text("| Idle")).to_be_visible(
-            timeout=60_000
-        )
+        open_when_idle(page, lab.page(name))
 
         page.locator(".jp-NotebookPanel .jp-Cell .cm-content").first.click()
         page.keyboard.press("Shift+Enter")
@@ -106,8 +74,7 @@ def test_a_question_typed_in_the_browser_is_answered_in_the_panel(
         assert new_session != first_session
         expect(status).to_contain_text(f"Session {new_session}")
 
-        screenshot = DOCS_SCREENSHOT if UPDATE_DOCS else lab.root.parent / "chat-panel.png"
-        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        screenshot = picture_path("chat-panel.png", lab.root.parent)
         chat.screenshot(path=str(screenshot))
         assert screenshot.stat().st_size > 10_000
     except Exception:

@@ -11,19 +11,16 @@ With ``ESTATEBOT_UPDATE_DOCS=1`` the outputs are saved as the README's pictures 
 
 from __future__ import annotations
 
-import json
-import os
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from labpages import REPO, open_when_idle, picture_path, use_menu, write_code_notebook
+
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
-UPDATE_DOCS = os.environ.get("ESTATEBOT_UPDATE_DOCS") == "1"
+ROOT = REPO
 WIDTH, HEIGHT = 1400, 1000
 THEMES = ("JupyterLab Light", "JupyterLab Dark")
 
@@ -72,45 +69,13 @@ CELLS: dict[str, str] = {
 
 
 def write_notebook(root: Path) -> str:
-    cells = [
-        {
-            "cell_type": "code",
-            "id": name,
-            "metadata": {},
-            "execution_count": None,
-            "outputs": [],
-            "source": source,
-        }
-        for name, source in CELLS.items()
-    ]
-    notebook = {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {
-                "name": "python3",
-                "display_name": "Python 3 (ipykernel)",
-                "language": "python",
-            }
-        },
-        "cells": cells,
-    }
-    (root / "sync.ipynb").write_text(json.dumps(notebook, indent=1))
-    return "sync.ipynb"
+    return write_code_notebook(root / "sync.ipynb", CELLS)
 
 
 def output_of(page: Any, name: str) -> Any:
     """The output area of the cell ``name`` (cells are in the order of CELLS)."""
     index = list(CELLS).index(name)
     return page.locator(".jp-NotebookPanel .jp-Cell").nth(index).locator(".jp-OutputArea")
-
-
-def menu(page: Any, *path: str) -> None:
-    """Click through the menu bar: ``menu(page, "Run", "Run All Cells")``."""
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{path[0]}$")).click()
-    for label in path[1:-1]:
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{label}$")).hover()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{path[-1]}$")).click()
 
 
 # Measured in the page: each box's right edge, and the contrast of the marked text.
@@ -152,8 +117,7 @@ def check_plan_fits(output: Any) -> None:
 
 
 def save(locator: Any, name: str, fallback: Path) -> None:
-    target = DOCS / name if UPDATE_DOCS else fallback / name
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = picture_path(name, fallback)
     locator.scroll_into_view_if_needed()
     locator.screenshot(path=str(target))
     assert target.stat().st_size > 5_000
@@ -165,13 +129,8 @@ def test_the_sync_notebook_reads_well_in_both_themes(browser: Any, lab: Any) -> 
     name = write_notebook(lab.root)
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     try:
-        page.set_default_timeout(60_000)
-        page.goto(lab.page(name))
-        page.wait_for_selector(".jp-NotebookPanel .jp-Cell .cm-content")
-        expect(page.locator(".jp-StatusBar-Widget").get_by_text("| Idle")).to_be_visible(
-            timeout=60_000
-        )
-        menu(page, "Run", "Run All Cells")
+        open_when_idle(page, lab.page(name))
+        use_menu(page, "Run", "Run All Cells")
         expect(output_of(page, "end")).to_contain_text("ALL-DONE", timeout=180_000)
 
         plan = output_of(page, "plan")
@@ -193,7 +152,7 @@ def test_the_sync_notebook_reads_well_in_both_themes(browser: Any, lab: Any) -> 
         for theme in THEMES:
             page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
             if theme != THEMES[0]:
-                menu(page, "Settings", "Theme", theme)
+                use_menu(page, "Settings", "Theme", theme)
             light = "true" if theme.endswith("Light") else "false"
             expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
             page.wait_for_timeout(500)  # the theme's style sheet applied
