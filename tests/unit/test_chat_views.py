@@ -405,3 +405,21 @@ def test_a_fact_checked_run_shows_its_claims_per_case() -> None:
 def test_safe_text_shows_exactly_the_characters_given(text: str) -> None:
     # One pass of escaping: "What's" must not come back as "What&#x27;s" on the page.
     assert html.unescape(safe_text(text)) == text
+
+
+async def test_a_blocking_client_like_an_async_one_has_its_settings_and_keys() -> None:
+    from estatebot.api.client import AsyncClient
+
+    async with AsyncClient(
+        base_url="http://127.0.0.1:9", api_key=API_KEY, session_key=SESSION_KEY, max_retries=1
+    ) as source:
+        twin = Client.like(source)
+    try:
+        assert isinstance(twin, Client)
+        assert twin.base_url == source.base_url
+        assert twin._policy.max_retries == 1
+        assert twin._config.session_key is not None
+        assert twin._config.session_key.get_secret_value() == SESSION_KEY
+        assert SESSION_KEY not in repr(twin)
+    finally:
+        twin.close()

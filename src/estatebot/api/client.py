@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from functools import cached_property
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import httpx
 import tenacity
@@ -79,6 +79,27 @@ class _ClientBase(Generic[HttpT]):
 
     def _new_http(self) -> HttpT:
         raise NotImplementedError
+
+    @classmethod
+    def like(cls, other: _ClientBase[Any]) -> Self:
+        """A new client of this kind with ``other``'s settings (address, keys, timeouts,
+        retries, limits) and connections of its own: ``Client.like(async_client)`` blocks,
+        ``type(client).like(client)`` replaces a closed one. The keys pass as the secrets
+        they are held in, never as text."""
+        config, policy = other._config, other._policy
+        return cls(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            session_key=config.session_key,
+            timeout=config.timeout,
+            deadline=config.deadline,
+            stream_deadline=config.stream_deadline,
+            max_reply_bytes=config.max_reply_bytes,
+            max_retries=policy.max_retries,
+            backoff_base=policy.backoff_base,
+            backoff_max=policy.backoff_max,
+            max_retry_after=policy.max_retry_after,
+        )
 
     @property
     def base_url(self) -> str:

@@ -31,36 +31,13 @@ def client_closed(client: Client | AsyncClient) -> bool:
 def reopen(client: Client | AsyncClient) -> Client | AsyncClient:
     """A new client of the same kind and settings as ``client`` (address, keys, timeouts,
     retries, limits), with its own connection pool."""
-    return _like(client, blocking=isinstance(client, Client))
+    return type(client).like(client)
 
 
 def blocking_twin(client: Client | AsyncClient) -> Client:
     """A blocking client with ``client``'s settings (for work done off the event loop, such as
     pulling the listings answers are fact-checked against); ``client`` itself when it blocks."""
-    if isinstance(client, Client):
-        return client
-    twin = _like(client, blocking=True)
-    assert isinstance(twin, Client)
-    return twin
-
-
-def _like(client: Client | AsyncClient, *, blocking: bool) -> Client | AsyncClient:
-    config = client._config
-    policy = client._policy
-    settings: dict[str, Any] = {
-        "base_url": config.base_url,
-        "api_key": config.api_key,
-        "session_key": config.session_key,
-        "timeout": config.timeout,
-        "deadline": config.deadline,
-        "stream_deadline": config.stream_deadline,
-        "max_reply_bytes": config.max_reply_bytes,
-        "max_retries": policy.max_retries,
-        "backoff_base": policy.backoff_base,
-        "backoff_max": policy.backoff_max,
-        "max_retry_after": policy.max_retry_after,
-    }
-    return Client(**settings) if blocking else AsyncClient(**settings)
+    return client if isinstance(client, Client) else Client.like(client)
 
 
 def _name_of(record: Any) -> str | None:
