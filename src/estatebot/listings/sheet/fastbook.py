@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, time
 from os import PathLike
 from typing import Any, Literal
@@ -38,7 +39,14 @@ from estatebot.listings.sheet.grid import (
 )
 from estatebot.listings.sheet.notes import Note
 from estatebot.listings.sheet.xlsxparts import worksheet_parts, zero_pad_styles
-from estatebot.listings.sheet.xlsxscan import MAX_NAMED, Findings, Survey, parse_findings, survey
+from estatebot.listings.sheet.xlsxscan import (
+    MAX_NAMED,
+    Findings,
+    Survey,
+    needs_openpyxl,
+    parse_findings,
+    survey,
+)
 
 #: The kinds of workbook calamine reads.
 BookKind = Literal["xlsx", "xls", "ods"]
@@ -78,13 +86,33 @@ def read_cells(
             member = parts.get(name, "")
             if not member:
                 raise SheetError(f"{name!r} is not a worksheet")
-            found = survey(str(path), member, pads)
-            if fallback is not None and found.fallback:
+            if fallback is not None and needs_openpyxl(str(path), member):
                 return fallback(path, sheet_name)
-        values = book.get_sheet_by_index(position).to_python(skip_empty_area=False)
+            values, found = _values_beside_survey(book, position, str(path), member, pads)
+        else:
+            values = book.get_sheet_by_index(position).to_python(skip_empty_area=False)
     finally:
         book.close()
     return _grid(values, found, pads, str(path), member)
+
+
+def _values_beside_survey(
+    book: python_calamine.CalamineWorkbook,
+    position: int,
+    path: str,
+    member: str,
+    pads: dict[int, ZeroPad],
+) -> tuple[list[list[Any]], Survey]:
+    """The sheet's values and the survey of its bytes, the two read at the same time.
+
+    calamine parses the sheet in compiled code with the interpreter lock released, so the
+    survey (Python over the same bytes, about as long) runs beside it on another core.
+    """
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-calamine") as pool:
+        sheet = pool.submit(book.get_sheet_by_index, position)
+        found = survey(path, member, pads)
+        values = sheet.result().to_python(skip_empty_area=False)
+    return values, found
 
 
 def _open(path: str | PathLike[str], kind: BookKind) -> python_calamine.CalamineWorkbook:

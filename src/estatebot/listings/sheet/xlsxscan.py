@@ -5,6 +5,7 @@ and cells right of the header (the readers are bounded to the header's width).
 :func:`survey` is one pass over the worksheet's bytes for the compiled reader: it also finds
 what that reader's values lose (the cells whose number is written as a decimal or in scientific
 notation, which openpyxl reads as floats; the cells under a zero-padding number format).
+:func:`needs_openpyxl`, a cheaper pass made before, says when that reader must not read a sheet.
 
 A worksheet part is first searched as bytes, which costs a small part of reading it (regular
 expressions run in C over the decompressed stream): only when it holds a formula, a merge, or a
@@ -164,15 +165,11 @@ _STYLE_OF = re.compile(rb'\ss="([0-9]+)"')
 class Survey:
     """What one pass over a worksheet's bytes found (cells by 1-based (row, column)).
 
-    ``fallback`` says the sheet is better read by openpyxl: a cell has no ``r`` attribute (its
-    place is only known by counting), an inline string is rich text (calamine drops the spaces
-    between its runs), or a stray value lies far right (see :mod:`.fastbook`). ``detailed`` says
-    the sheet holds formulas, merges or errors, for :func:`parse_findings`. ``numbers`` holds
-    the text of the numbers openpyxl reads other than as calamine does; ``styles`` the style of
-    each cell under one of the ``styles`` asked about.
+    ``detailed`` says the sheet holds formulas, merges or errors, for :func:`parse_findings`.
+    ``numbers`` holds the text of the numbers openpyxl reads other than as calamine does;
+    ``styles`` the style of each cell under one of the ``styles`` asked about.
     """
 
-    fallback: bool = False
     detailed: bool = False
     numbers: dict[tuple[int, int], bytes] = field(default_factory=dict)
     styles: dict[tuple[int, int], int] = field(default_factory=dict)
@@ -183,6 +180,7 @@ class _Tags:
 
     def __init__(self, prefix: bytes) -> None:
         self.cells = (b"<" + prefix + b"c ", b"<" + prefix + b"c>", b"<" + prefix + b"c/>")
+        self.any_cell = b"<" + prefix + b"c"
         self.referenced = b"<" + prefix + b'c r="'
         self.details = (
             b"<" + prefix + b"f>",
@@ -212,7 +210,6 @@ def survey(
     found = Survey()
     tags: _Tags | None = None
     styled = re.compile(rb' s="(?:' + b"|".join(str(s).encode() for s in styles) + rb')"')
-    wide = False
     with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
         for chunk in _whole_rows(stream):
             if on_bytes is not None:
@@ -222,14 +219,8 @@ def survey(
                 if start is None:
                     continue  # still before the cells
                 tags = _Tags(start.group(1) or b"")
-            cells = sum(chunk.count(tag) for tag in tags.cells)
-            if cells != chunk.count(tags.referenced) and _UNREFERENCED.search(chunk):
-                found.fallback = True
-            if tags.rich_inline in chunk:
-                found.fallback = True
             if not found.detailed and any(tag in chunk for tag in tags.details):
                 found.detailed = True
-            wide = wide or _WIDE.search(chunk) is not None
             for match in tags.notation.finditer(chunk):
                 cell = _cell_at(chunk, match.start(), tags.start)
                 if cell is not None and cell[1] in (None, b"n"):
@@ -240,9 +231,38 @@ def survey(
                     style = _STYLE_OF.search(match.group(0))
                     if cell is not None and style is not None:
                         found.styles[cell[0]] = int(style.group(1))
-    if wide and _sparse(archive, member):
-        found.fallback = True
     return found
+
+
+def needs_openpyxl(archive: str, member: str) -> bool:
+    """Whether worksheet part ``member`` of ``archive`` is one calamine must not read: a cell
+    without an ``r`` attribute (its place is only known by counting), a rich-text inline string
+    (calamine drops the spaces between its runs), or a stray value far right (calamine's dense
+    grid of it would be rows × 16,384 cells, see :func:`_sparse`).
+
+    Literal counts over the bytes, a fraction of :func:`survey`'s cost: it runs before calamine
+    reads, so that calamine never starts on such a sheet, and the survey can run beside it.
+    """
+    tags: _Tags | None = None
+    wide = False
+    with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
+        for chunk in _whole_rows(stream):
+            if tags is None:
+                start = _SHEET_DATA.search(chunk)
+                if start is None:
+                    continue  # still before the cells
+                tags = _Tags(start.group(1) or b"")
+            referenced = chunk.count(tags.referenced)
+            # One count of "<c" first ("<col" and the like count too, outside the cells): the
+            # exact count of cell tags only when that one differs.
+            if chunk.count(tags.any_cell) != referenced:
+                cells = sum(chunk.count(tag) for tag in tags.cells)
+                if cells != referenced and _UNREFERENCED.search(chunk):
+                    return True
+            if tags.rich_inline in chunk:
+                return True
+            wide = wide or _WIDE.search(chunk) is not None
+    return wide and _sparse(archive, member)
 
 
 def _cell_at(
