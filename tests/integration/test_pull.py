@@ -191,3 +191,56 @@ def test_progress_setting_does_not_change_the_result(
         quiet = pull_listings(client, server.serial, page_size=20)
         shown = pull_listings(client, server.serial, page_size=20, progress=True)
     pd.testing.assert_frame_equal(quiet, shown)
+
+
+class _CountingBar:
+    """A progress bar that remembers each step it was moved by."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self.steps: list[int] = []
+
+    def update(self, step: int) -> None:
+        self.steps.append(step)
+
+    def __enter__(self) -> _CountingBar:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+def test_the_bar_moves_page_by_page(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import estatebot.listings.remote.pull as pulling
+
+    bars: list[_CountingBar] = []
+    monkeypatch.setattr(
+        pulling, "progress_bar", lambda *_, **__: bars.append(_CountingBar()) or bars[-1]
+    )
+    server.add_listings(server.serial, make_listings(95))
+    with client_for(server) as client:
+        frame = pull_listings(client, server.serial, page_size=10, concurrency=3)
+    (bar,) = bars
+    assert len(frame) == 95
+    assert bar.total == 10  # known from page 1's count
+    # Page 1, then each of the other nine pages on its own: never a batch in one jump.
+    assert [step for step in bar.steps if step] == [1] * 10
+
+
+async def test_the_async_bar_moves_page_by_page(
+    server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import estatebot.listings.remote.pull as pulling
+
+    bars: list[_CountingBar] = []
+    monkeypatch.setattr(
+        pulling, "progress_bar", lambda *_, **__: bars.append(_CountingBar()) or bars[-1]
+    )
+    server.add_listings(server.serial, make_listings(95))
+    async with AsyncClient(
+        base_url=server.base_url, api_key=server.api_key, session_key=server.session_key
+    ) as client:
+        frame = await apull_listings(client, server.serial, page_size=10, concurrency=3)
+    (bar,) = bars
+    assert len(frame) == 95
+    assert [step for step in bar.steps if step] == [1] * 10

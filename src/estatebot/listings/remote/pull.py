@@ -138,10 +138,13 @@ def pull_listings(
         batch = pager.start(first)
         _track(bar, pager, 1)
         while batch:
-            results = list(pool.map(lambda number: fetch(number, pager.size), batch))
-            next_batch = pager.advance(batch, results)
-            _track(bar, pager, len(batch))
-            batch = next_batch
+            # The bar moves page by page, not once per batch (a batch may be every page).
+            results: list[PageResult] = []
+            for result in pool.map(lambda number: fetch(number, pager.size), batch):
+                results.append(result)
+                _track(bar, pager, 1)
+            batch = pager.advance(batch, results)
+            _track(bar, pager, 0)
     return _finish(pager, expand_extensions, records_out)
 
 
@@ -178,9 +181,11 @@ async def apull_listings(
 
     async def fetch(number: int, size: int) -> PageResult:
         try:
-            return await get(number, size)
+            result: PageResult = await get(number, size)
         except PullError as failure:
-            return _settle(number, failure, on_error)
+            result = _settle(number, failure, on_error)
+        _track(bar, pager, 1)  # page by page, not once per batch
+        return result
 
     pager = Pager(page_size=page_size, concurrency=concurrency, strict=on_error == "raise")
     first = await get(1, page_size)  # without page 1 there is nothing to go on: always raise
@@ -189,9 +194,8 @@ async def apull_listings(
         _track(bar, pager, 1)
         while batch:
             results = await asyncio.gather(*(fetch(number, pager.size) for number in batch))
-            next_batch = pager.advance(batch, results)
-            _track(bar, pager, len(batch))
-            batch = next_batch
+            batch = pager.advance(batch, results)
+            _track(bar, pager, 0)
     return _finish(pager, expand_extensions)
 
 
