@@ -31,10 +31,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -121,6 +121,29 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def _write_document(
+    handle: TextIO, header: Mapping[str, Any], listings: Iterable[Mapping[str, Any]]
+) -> None:
+    """One JSON object: the header's fields one per line, then ``listings``, one per line.
+
+    Each value is written by the json module's compiled encoder, which it uses only when no
+    indent is asked for: an indented dump of the whole document ran in Python, at some 0.2 ms
+    a listing. A listing per line still reads (and diffs) line by line.
+    """
+
+    def dumps(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+    handle.write("{\n")
+    for name, value in header.items():
+        handle.write(f" {dumps(name)}: {dumps(value)},\n")
+    handle.write(' "listings": [')
+    for position, listing in enumerate(listings):
+        handle.write(",\n  " if position else "\n  ")
+        handle.write(dumps(listing))
+    handle.write("\n ]\n}\n")
+
+
 def write_backup(
     frame: pd.DataFrame,
     path: str | Path,
@@ -141,20 +164,20 @@ def write_backup(
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.partial{suffix}")
     if suffix == ".json":
-        document: dict[str, Any] = {
+        header: dict[str, Any] = {
             "format": FORMAT,
             "version": VERSION,
             "serial": serial,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
-            "listings": [
-                {**record, "raw": json_safe(dict(source)) if source is not None else None}
-                for record, source in zip(frame_records(frame), raws, strict=True)
-            ],
         }
         if note:
-            document["note"] = note
+            header["note"] = note
+        listings = (
+            {**record, "raw": json_safe(dict(source)) if source is not None else None}
+            for record, source in zip(frame_records(frame), raws, strict=True)
+        )
         with temporary.open("w", encoding="utf-8") as handle:
-            json.dump(document, handle, ensure_ascii=False, indent=1, allow_nan=False)
+            _write_document(handle, header, listings)
             handle.flush()
             os.fsync(handle.fileno())
     else:

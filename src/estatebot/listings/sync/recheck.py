@@ -115,6 +115,8 @@ def recheck_targets(
     if not targets:
         return {}
     remotes = current_remotes(client, serial, targets, concurrency=concurrency, listings=listings)
+    for remote in {id(remote): remote for remote in remotes}.values():
+        remote.hash_found(task for task, its in zip(targets, remotes, strict=True) if its is remote)
     changed: dict[str, str] = {}
     for task, remote in zip(targets, remotes, strict=True):
         found = remote.positions(task.key_type, task.key)
@@ -122,7 +124,7 @@ def recheck_targets(
             changed[task.op] = "no longer on the service"
         elif len(found) > 1:
             changed[task.op] = f"now on the service {len(found)} times"
-        elif remote.hashes[found[0]] != expected[task.op]:
+        elif remote.hash_at(found[0]) != expected[task.op]:
             changed[task.op] = "edited on the service"
     return changed
 
@@ -153,11 +155,12 @@ def window_recheck(
     if after is None or remote is None:
         return None
     expected: dict[str, str] = {}
+    remote.hash_found(task for task in send if task.action in ("update", "delete"))
     for task in send:
         if task.action in ("update", "delete"):
             found = remote.positions(task.key_type, task.key)
             if len(found) == 1:
-                expected[task.op] = remote.hashes[found[0]]
+                expected[task.op] = remote.hash_at(found[0])
     if not expected:
         return None
     check = partial(
