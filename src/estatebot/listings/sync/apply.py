@@ -53,7 +53,6 @@ from estatebot.listings.sync.report import (
     NOT_DONE,
     REDONE,
     SKIPPED,
-    UNCHANGED,
     ApplyReport,
     OpOutcome,
     outcomes_frame,
@@ -424,12 +423,8 @@ def _apply(
         )
 
     rows = [outcomes[t.op] for t in tasks if t.op in outcomes]
-    rows += [
-        OpOutcome(action="none", key=ref.key, row=ref.row, id=ref.id, outcome=UNCHANGED)
-        for ref in getattr(plan, "unchanged", [])
-    ]
     report = ApplyReport(
-        frame=outcomes_frame(rows),
+        frame=outcomes_frame(rows, unchanged=getattr(plan, "unchanged", [])),
         backup_path=backup_path,
         journal_path=book.path if book is not None else None,
         notes=notes,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -85,12 +86,25 @@ class OpOutcome:
         return {column: getattr(self, column) for column in REPORT_COLUMNS}
 
 
-def outcomes_frame(outcomes: Iterable[OpOutcome | Mapping[str, Any]]) -> pd.DataFrame:
-    """A report frame (:data:`REPORT_COLUMNS`, nullable dtypes) from outcomes, in order."""
-    rows = [o.as_dict() if isinstance(o, OpOutcome) else dict(o) for o in outcomes]
+_ROW_OF = attrgetter(*REPORT_COLUMNS)
+
+
+def outcomes_frame(
+    outcomes: Iterable[OpOutcome | Mapping[str, Any]], *, unchanged: Iterable[Any] = ()
+) -> pd.DataFrame:
+    """A report frame (:data:`REPORT_COLUMNS`, nullable dtypes) from outcomes, in order, then
+    an ``unchanged`` row for each of ``unchanged`` (anything with a ``key``, ``row`` and
+    ``id``: a plan's unchanged listings, tens of thousands in a big sync, are not made
+    outcomes one by one)."""
+    rows: list[tuple[Any, ...]] = [
+        _ROW_OF(o) if isinstance(o, OpOutcome) else tuple(o.get(c) for c in REPORT_COLUMNS)
+        for o in outcomes
+    ]
+    rows += [("none", r.key, r.row, r.id, UNCHANGED, None, "", None, None) for r in unchanged]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(REPORT_COLUMNS)
     data = {
-        column: pd.Series([r.get(column) for r in rows], dtype=dtype)
-        for column, dtype in REPORT_DTYPES.items()
+        column: pd.Series(list(values), dtype=dtype)
+        for (column, dtype), values in zip(REPORT_DTYPES.items(), columns, strict=True)
     }
     return pd.DataFrame(data)
 
