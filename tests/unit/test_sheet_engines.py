@@ -176,3 +176,53 @@ def test_reading_a_file_shows_its_progress(
     assert "cleaning the columns" in shown
     read_sheet(path, progress=False)
     assert "Reading" not in capsys.readouterr().err
+
+
+_HEADER_ROW = (
+    '<row r="1"><c r="A1" t="inlineStr"><is><t>MLSNumber</t></is></c>'
+    '<c r="B1" t="inlineStr"><is><t>Bedrooms</t></is></c></row>'
+)
+_LEFT_TO_OPENPYXL = {
+    "a cell without coordinates": '<row r="2"><c t="inlineStr"><is><t>M2</t></is></c>'
+    '<c r="B2"><v>3</v></c></row>',
+    "a rich-text inline string": '<row r="2"><c r="A2" t="inlineStr"><is><r><t>M</t></r>'
+    '<r><t>2</t></r></is></c><c r="B2"><v>3</v></c></row>',
+    "a stray value in column XFD": '<row r="2"><c r="A2" t="inlineStr"><is><t>M2</t></is></c>'
+    '<c r="B2"><v>3</v></c><c r="XFD2"><v>1</v></c></row>',
+}
+
+
+@pytest.mark.parametrize("rows", _LEFT_TO_OPENPYXL.values(), ids=_LEFT_TO_OPENPYXL.keys())
+def test_sheets_calamine_must_not_read_go_to_openpyxl_before_calamine_starts(
+    tmp_path: Path, rows: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from estatebot.listings.sheet import fastbook, xlsxscan
+
+    path = fx.write_raw_xlsx(tmp_path / "odd.xlsx", _HEADER_ROW + rows)
+    assert xlsxscan.needs_openpyxl(str(path), "xl/worksheets/sheet1.xml")
+
+    def never(*_: Any) -> None:
+        raise AssertionError("calamine read a sheet left to openpyxl")
+
+    # calamine's dense grid of a sheet reaching column XFD is what must never be built.
+    monkeypatch.setattr(fastbook, "_values_beside_survey", never)
+    fast = xlsx.read_xlsx_cells(path, engine="calamine")
+    slow = xlsx.read_xlsx_cells(path, engine="openpyxl")
+    assert fast.grid.tolist() == slow.grid.tolist()
+    assert fast.grid[1].tolist()[:2] == ["M2", 3]
+
+
+def test_an_ordinary_sheet_is_read_by_calamine_beside_the_survey(tmp_path: Path) -> None:
+    from estatebot.listings.sheet import xlsxscan
+
+    rows = "".join(
+        f'<row r="{n}"><c r="A{n}" t="inlineStr"><is><t>M{n}</t></is></c>'
+        f'<c r="B{n}"><v>{n}</v></c><c r="AD{n}"><v>1</v></c></row>'
+        for n in range(2, 40)
+    )
+    path = fx.write_raw_xlsx(tmp_path / "plain.xlsx", _HEADER_ROW + rows)
+    assert not xlsxscan.needs_openpyxl(str(path), "xl/worksheets/sheet1.xml")
+    fast = xlsx.read_xlsx_cells(path, engine="calamine")
+    slow = xlsx.read_xlsx_cells(path, engine="openpyxl")
+    assert fast.grid.tolist() == slow.grid.tolist()
+    assert sorted(map(repr, fast.notes)) == sorted(map(repr, slow.notes))
