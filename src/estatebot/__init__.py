@@ -11,64 +11,124 @@ a chat panel and test harness for Jupyter, and a local emulator of the service::
     report = plan.apply(client, serial, journal="sync.journal", backup="backup.xlsx")
 """
 
+import importlib as _importlib
 import typing as _typing
 
-from estatebot import listings
-from estatebot._cells import CellWarning
-from estatebot.api.client import AsyncClient, Client
-from estatebot.api.errors import (
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    AuthenticationError,
-    ConfigurationError,
-    ConflictError,
-    EstatebotError,
-    InvalidRequestError,
-    NotFoundError,
-    PlanError,
-    PullError,
-    RateLimitError,
-    RequestValidationError,
-    ServerError,
-    SheetError,
-)
-from estatebot.api.models import (
-    AIModel,
-    Answer,
-    ChatbotSettings,
-    KeyType,
-    ListingInput,
-    ListingUpdate,
-    StreamResult,
-)
-from estatebot.api.paging import PullWarning
-from estatebot.chat.factcheck import fact_check
-from estatebot.chat.panel import ChatPanel
-from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
-from estatebot.listings.export import ExportError
-from estatebot.listings.remote.normalize import NormalizeWarning, normalize_records
-from estatebot.listings.remote.pull import apull_listings, pull_listings
-from estatebot.listings.sheet.read import Sheet, read_sheet
-from estatebot.listings.sync.apply import apply_plan
-from estatebot.listings.sync.plan import SyncPlan, plan_cleanup, plan_sync
-from estatebot.listings.sync.report import ApplyReport
-from estatebot.listings.sync.restore import restore
-
 if _typing.TYPE_CHECKING:
-    from estatebot import emulator
+    from estatebot import emulator, listings
+    from estatebot._cells import CellWarning
+    from estatebot.api.client import AsyncClient, Client
+    from estatebot.api.errors import (
+        APIConnectionError,
+        APIError,
+        APITimeoutError,
+        AuthenticationError,
+        ConfigurationError,
+        ConflictError,
+        EstatebotError,
+        InvalidRequestError,
+        NotFoundError,
+        PlanError,
+        PullError,
+        RateLimitError,
+        RequestValidationError,
+        ServerError,
+        SheetError,
+    )
+    from estatebot.api.models import (
+        AIModel,
+        Answer,
+        ChatbotSettings,
+        KeyType,
+        ListingInput,
+        ListingUpdate,
+        StreamResult,
+    )
+    from estatebot.api.paging import PullWarning
+    from estatebot.chat.factcheck import fact_check
+    from estatebot.chat.panel import ChatPanel
+    from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
+    from estatebot.listings.export import ExportError
+    from estatebot.listings.remote.normalize import NormalizeWarning, normalize_records
+    from estatebot.listings.remote.pull import apull_listings, pull_listings
+    from estatebot.listings.sheet.read import Sheet, read_sheet
+    from estatebot.listings.sync.apply import apply_plan
+    from estatebot.listings.sync.plan import SyncPlan, plan_cleanup, plan_sync
+    from estatebot.listings.sync.report import ApplyReport
+    from estatebot.listings.sync.restore import restore
 
 __version__ = "0.1.0"
 
+#: The module each public name comes from. Names load on first use (PEP 562): ``import
+#: estatebot`` and the command line start without pandas, pyarrow, openpyxl or ipywidgets
+#: (a second of the command line's start-up), each loading once something needs it.
+_HOMES: dict[str, str] = {
+    "CellWarning": "estatebot._cells",
+    "AsyncClient": "estatebot.api.client",
+    "Client": "estatebot.api.client",
+    **dict.fromkeys(
+        (
+            "APIConnectionError",
+            "APIError",
+            "APITimeoutError",
+            "AuthenticationError",
+            "ConfigurationError",
+            "ConflictError",
+            "EstatebotError",
+            "InvalidRequestError",
+            "NotFoundError",
+            "PlanError",
+            "PullError",
+            "RateLimitError",
+            "RequestValidationError",
+            "ServerError",
+            "SheetError",
+        ),
+        "estatebot.api.errors",
+    ),
+    **dict.fromkeys(
+        (
+            "AIModel",
+            "Answer",
+            "ChatbotSettings",
+            "KeyType",
+            "ListingInput",
+            "ListingUpdate",
+            "StreamResult",
+        ),
+        "estatebot.api.models",
+    ),
+    "PullWarning": "estatebot.api.paging",
+    "fact_check": "estatebot.chat.factcheck",
+    "ChatPanel": "estatebot.chat.panel",
+    **dict.fromkeys(
+        ("ChatTestResults", "compare_chat_runs", "run_chat_tests"), "estatebot.chat.testing"
+    ),
+    "ExportError": "estatebot.listings.export",
+    **dict.fromkeys(
+        ("NormalizeWarning", "normalize_records"), "estatebot.listings.remote.normalize"
+    ),
+    **dict.fromkeys(("apull_listings", "pull_listings"), "estatebot.listings.remote.pull"),
+    **dict.fromkeys(("Sheet", "read_sheet"), "estatebot.listings.sheet.read"),
+    "apply_plan": "estatebot.listings.sync.apply",
+    **dict.fromkeys(("SyncPlan", "plan_cleanup", "plan_sync"), "estatebot.listings.sync.plan"),
+    "ApplyReport": "estatebot.listings.sync.report",
+    "restore": "estatebot.listings.sync.restore",
+}
+# The emulator (FastAPI, uvicorn: the optional extra `estatebot[emulator]`) is a subpackage
+# loaded the same way: work against the real service never pays for it, nor needs it installed.
+_SUBPACKAGES = frozenset({"emulator", "listings"})
+
 
 def __getattr__(name: str) -> object:
-    # The emulator (FastAPI, uvicorn: the optional extra `estatebot[emulator]`) loads on first
-    # use: work against the real service never pays for it, nor needs it installed.
-    if name == "emulator":
-        import estatebot.emulator as module
-
-        return module
-    raise AttributeError(f"module 'estatebot' has no attribute {name!r}")
+    if name in _SUBPACKAGES:
+        value: object = _importlib.import_module(f"estatebot.{name}")
+    elif name in _HOMES:
+        value = getattr(_importlib.import_module(_HOMES[name]), name)
+    else:
+        raise AttributeError(f"module 'estatebot' has no attribute {name!r}")
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
 
 
 def __dir__() -> list[str]:

@@ -34,6 +34,40 @@ def test_every_public_name_resolves() -> None:
         assert getattr(estatebot.listings, name) is not None, name
 
 
+def test_importing_the_package_and_its_command_line_loads_only_what_they_use() -> None:
+    # Each public name loads on first use: the command line's start-up does not pay for the
+    # notebook's widgets or the workbook reader it does not run.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                """
+                import sys
+                heavy = ("pandas", "pyarrow", "openpyxl", "ipywidgets", "python_calamine")
+                import estatebot
+                print(sorted(m for m in heavy if m in sys.modules))
+                import estatebot.cli.main
+                print(sorted(m for m in ("openpyxl", "ipywidgets") if m in sys.modules))
+                assert estatebot.ChatPanel.__module__.startswith("estatebot.chat.panel")
+                print(sorted(m for m in ("ipywidgets",) if m in sys.modules))
+                """
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["[]", "[]", "['ipywidgets']"]
+
+
+def test_a_name_the_package_does_not_have_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'read_sheets'"):
+        estatebot.read_sheets  # noqa: B018 (the lookup is what is tested)
+
+
 def test_the_listings_rooms_are_its_public_subpackages() -> None:
     from estatebot.listings import remote, sheet, sync
 
