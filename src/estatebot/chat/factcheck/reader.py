@@ -16,7 +16,8 @@ not a claim.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from estatebot.chat.factcheck.addresses import (
     DIRECTIONS,
@@ -59,6 +60,10 @@ class Mention:
     ambiguous: bool = False
 
 
+#: A mention or a fact: both know where they stand in the text.
+Placed = TypeVar("Placed", Mention, Fact)
+
+
 @dataclass(frozen=True)
 class RawClaim:
     """A fact and the mention it is about (the fact is None for an unknown listing named with
@@ -98,7 +103,7 @@ def _read_line(
         mention = _owner(fact, mentions, sentences, context)
         if mention is None:
             continue  # a number near no listing: not a claim
-        claims.append(RawClaim(_shifted(mention, offset), _shifted_fact(fact, offset)))
+        claims.append(RawClaim(_shifted(mention, offset), _shifted(fact, offset)))
         attached.add(id(mention))
     for i, mention in enumerate(mentions):
         if mention.listing is not None or mention.ambiguous or id(mention) in attached:
@@ -115,26 +120,9 @@ def _read_line(
     return mentions[-1] if mentions else context
 
 
-def _shifted(mention: Mention, offset: int) -> Mention:
-    return Mention(
-        mention.start + offset,
-        mention.end + offset,
-        mention.text,
-        mention.listing,
-        mention.ambiguous,
-    )
-
-
-def _shifted_fact(fact: Fact, offset: int) -> Fact:
-    return Fact(
-        fact.start + offset,
-        fact.end + offset,
-        fact.field,
-        fact.text,
-        fact.value,
-        fact.tolerance,
-        fact.unit,
-    )
+def _shifted(found: Placed, offset: int) -> Placed:
+    """A mention or fact read in a part of the text, placed in the whole text."""
+    return replace(found, start=found.start + offset, end=found.end + offset)
 
 
 # --------------------------------------------------------------------------- assigning facts
