@@ -38,6 +38,17 @@ async def _answer(panel: ChatPanel, text: str) -> Turn:
     return await asyncio.wait_for(panel.ask(text), timeout=30)
 
 
+async def _ask_every_question(server: EmulatorServer) -> tuple[ChatPanel, list[Turn]]:
+    """A fact-checked panel that asked :data:`QUESTIONS` (closed), and its turns."""
+    with _client(server) as client:
+        panel = ChatPanel(client, server.serial, stream=False, fact_check=True)
+        try:
+            turns = [await _answer(panel, question) for question in QUESTIONS]
+        finally:
+            panel.close()
+    return panel, turns
+
+
 def _wait_for_pulls(server: EmulatorServer, count: int) -> None:
     # The panel pulls in the background: wait (boundedly) until the List requests arrived.
     deadline = time.monotonic() + 20
@@ -46,12 +57,7 @@ def _wait_for_pulls(server: EmulatorServer, count: int) -> None:
 
 
 async def test_falsified_answers_get_a_badge_with_the_claims(lying: EmulatorServer) -> None:
-    with _client(lying) as client:
-        panel = ChatPanel(client, lying.serial, stream=False, fact_check=True)
-        try:
-            turns = [await _answer(panel, question) for question in QUESTIONS]
-        finally:
-            panel.close()
+    panel, turns = await _ask_every_question(lying)
     falsified = lying.falsified
     lied = [turn for turn in turns if turn.answer_id in falsified]
     assert lied, "the fault falsified no answer: the test shows nothing"
@@ -66,12 +72,7 @@ async def test_falsified_answers_get_a_badge_with_the_claims(lying: EmulatorServ
 
 
 async def test_grounded_answers_get_no_badge(emulator: EmulatorServer) -> None:
-    with _client(emulator) as client:
-        panel = ChatPanel(client, emulator.serial, stream=False, fact_check=True)
-        try:
-            turns = [await _answer(panel, question) for question in QUESTIONS]
-        finally:
-            panel.close()
+    panel, turns = await _ask_every_question(emulator)
     assert all(turn.state == "done" for turn in turns)
     assert "not in your listings" not in panel.transcript_html
     claims = panel.claims
