@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,3 +71,27 @@ def run_cli(
         check=False,
     )
     return Done(done.returncode, done.stdout, done.stderr)
+
+
+@contextmanager
+def serving(*args: str) -> Iterator[str]:
+    """``estatebot serve ARGS`` running for the block; yields what it printed up to the demo
+    chatbot's serial (its address and the demo keys), and stops it at the end."""
+    child = subprocess.Popen(
+        command("serve", *args),
+        env=cli_env(None),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        seen = ""
+        while "demo chatbot serial" not in seen:
+            line = child.stdout.readline()
+            assert line, f"serve ended early: {seen}"
+            seen += line
+        yield seen
+    finally:
+        child.terminate()
+        child.wait(timeout=10)

@@ -6,10 +6,7 @@ Each command runs as a child process, as a person or a scheduled job runs it (se
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +16,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from clirun import cli_env, run_cli
+from clirun import cli_env, run_cli, serving
 from estatebot.emulator import running
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
@@ -161,31 +158,16 @@ def test_serve_prints_its_address_and_answers() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    script = "from estatebot.cli import main; main()"
-    child = subprocess.Popen(
-        [sys.executable, "-c", script, "serve", "--port", str(port), "--seed", "small"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert child.stdout is not None
-        seen = ""
+    with serving("--port", str(port), "--seed", "small") as seen:
         # The address, then the emulator's own demo credentials (printed on purpose).
-        while f"127.0.0.1:{port}" not in seen or "demo-api-key" not in seen:
-            line = child.stdout.readline()
-            assert line, f"serve ended early: {seen}"
-            seen += line
+        assert f"127.0.0.1:{port}" in seen
+        assert "demo-api-key" in seen
         reply = httpx.get(
             f"http://127.0.0.1:{port}/chat/Chatbot/ModelList",
             headers={"Authorization": "demo-api-key"},
             timeout=10,
         )
         assert reply.json()["Success"] is True
-    finally:
-        child.terminate()
-        child.wait(timeout=10)
 
 
 def test_plan_exits_3_when_rows_are_invalid_or_held_back(demo: Any, tmp_path: Path) -> None:

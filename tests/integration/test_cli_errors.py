@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from clirun import cli_env, command, run_cli
+from clirun import cli_env, run_cli, serving
 from estatebot.emulator import EmulatorServer, running
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
@@ -141,26 +140,10 @@ def test_serve_names_a_seed_file_that_holds_no_listings(tmp_path: Path) -> None:
 
 def test_serve_caps_request_bodies_at_max_body_bytes() -> None:
     port = free_port()
-    child = subprocess.Popen(
-        command("serve", "--port", str(port), "--seed", "small", "--max-body-bytes", "2000"),
-        env=cli_env(None),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        seen = ""
-        while "demo chatbot serial" not in seen:
-            line = child.stdout.readline()
-            assert line, f"serve ended early: {seen}"
-            seen += line
+    with serving("--port", str(port), "--seed", "small", "--max-body-bytes", "2000"):
         url = f"http://127.0.0.1:{port}/chat/Chatbot/Edit"
         reply = httpx.post(url, content=b"{" + b" " * 3000 + b"}", timeout=10,
                            headers={"Authorization": "demo-api-key",
                                     "Content-Type": "application/json"})  # fmt: skip
         assert reply.status_code == 413
         assert "2000" in reply.text
-    finally:
-        child.terminate()
-        child.wait(timeout=10)

@@ -2,42 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
 import estatebot as eb
+from clirun import serving
 from estatebot.emulator import DEMO_SERIAL
 
 
 def test_serve_with_hallucinate_rate_misstates_answers() -> None:
-    script = "from estatebot.cli import main; main()"
-    args = [
-        "serve",
-        "--port",
-        "0",
-        "--seed",
-        "small",
-        "--hallucinate-rate",
-        "1",
-        "--fault-seed",
-        "4",
-    ]
-    child = subprocess.Popen(
-        [sys.executable, "-c", script, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert child.stdout is not None
-        seen = ""
-        while "demo-session-key" not in seen:
-            line = child.stdout.readline()
-            assert line, f"serve ended early: {seen}"
-            seen += line
+    faults = ("--hallucinate-rate", "1", "--fault-seed", "4")
+    with serving("--port", "0", "--seed", "small", *faults) as seen:
         found = re.search(r"ESTATEBOT_BASE_URL=(\S+)", seen)
         assert found is not None, seen
         with eb.Client(
@@ -51,6 +25,3 @@ def test_serve_with_hallucinate_rate_misstates_answers() -> None:
             ]
         verdicts = {v for a in answers for v in eb.fact_check(a, listings)["verdict"]}
         assert verdicts & {"contradicted", "unknown listing"}
-    finally:
-        child.terminate()
-        child.wait(timeout=10)
