@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from estatebot.api.client import Client
+
 _SERVE = """
 import json, sys
 from estatebot.emulator import running
@@ -61,3 +63,13 @@ def emulator_process(
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
+def client_of(server: dict[str, str], **options: Any) -> Client:
+    """A client of the emulator that :func:`emulator_process` yielded, with ``options``."""
+    return Client(
+        base_url=server["base_url"],
+        api_key=server["api_key"],
+        session_key=server["session_key"],
+        **options,
+    )

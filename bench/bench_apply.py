@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench._emulator import emulator_process
+from bench._emulator import client_of, emulator_process
 from estatebot.api.client import Client
 from estatebot.emulator import running
 from estatebot.listings.remote.pull import pull_listings
@@ -109,12 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             emulator_process(
                 listings(n), args.latency_ms, work, only=["RealEstateUpdate"]
             ) as remote,
-            Client(
-                base_url=remote["base_url"],
-                api_key=remote["api_key"],
-                session_key=remote["session_key"],
-                timeout=60,
-            ) as client,
+            client_of(remote, timeout=60) as client,
         ):
             serial = remote["serial"]
             plan = make_plan(client, serial, 1000.0)

@@ -30,8 +30,7 @@ from typing import Any
 import httpx
 import pandas as pd
 
-from bench._emulator import emulator_process
-from estatebot.api.client import Client
+from bench._emulator import client_of, emulator_process
 from estatebot.listings.remote.pull import pull_listings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -78,11 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # One untimed pass first, so both timed runs see a warm server (its record cache).
         naive_pull(server["base_url"], server["session_key"], server["serial"])
         naive_times, pull_times = [], []
-        with Client(
-            base_url=server["base_url"],
-            api_key=server["api_key"],
-            session_key=server["session_key"],
-        ) as client:
+        with client_of(server) as client:
             for _ in range(args.repeat):  # alternated, so both see the same machine load
                 started = time.perf_counter()
                 raw = naive_pull(server["base_url"], server["session_key"], server["serial"])

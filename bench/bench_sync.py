@@ -30,10 +30,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench._emulator import emulator_process
+from bench._emulator import client_of, emulator_process
 from bench.bench_plan import make_sheet
 from bench.sheets import write_export
-from estatebot.api.client import Client
 from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sheet.read import read_sheet
 from estatebot.listings.sync.apply import apply_plan
@@ -75,12 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with (
         tempfile.TemporaryDirectory() as folder,
         emulator_process(bodies, args.latency_ms, Path(folder)) as server,
-        Client(
-            base_url=server["base_url"],
-            api_key=server["api_key"],
-            session_key=server["session_key"],
-            timeout=60,
-        ) as client,
+        client_of(server, timeout=60) as client,
     ):
         serial = server["serial"]
         work = Path(folder)
