@@ -7,6 +7,8 @@
   ``add_listings()`` to build more state.
 * ``empty_emulator`` — the same with the demo workspace and chatbot but no listings
   (``running(seed=None)``).
+* ``client`` — a :class:`estatebot.Client` of ``emulator`` with its keys, closed after the test
+  (a module may define its own, with other options).
 
 Each server starts in a few milliseconds on a free port and stops at the end of its test, so
 tests never share state. Change faults or options on the server object inside a test; they
@@ -19,6 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from estatebot.api.client import Client
 from estatebot.emulator import EmulatorServer, running
 
 
@@ -34,3 +37,12 @@ def empty_emulator() -> Iterator[EmulatorServer]:
     """A running emulator with the demo workspace and chatbot but no listings."""
     with running(seed=None) as server:
         yield server
+
+
+@pytest.fixture
+def client(emulator: EmulatorServer) -> Iterator[Client]:
+    """A client of ``emulator`` with the demo keys."""
+    with Client(
+        base_url=emulator.base_url, api_key=emulator.api_key, session_key=emulator.session_key
+    ) as made:
+        yield made

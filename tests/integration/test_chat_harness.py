@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +16,6 @@ from estatebot.chat.testing import (
     main_exit_code,
     run_chat_tests,
 )
-
-
-@pytest.fixture
-def client(emulator: Any) -> Iterator[Client]:
-    with Client(
-        base_url=emulator.base_url, api_key=emulator.api_key, session_key=emulator.session_key
-    ) as made:
-        yield made
-
 
 AUSTIN = "3 bed homes for sale in Austin"
 DENVER_RENTALS = "rentals in Denver"

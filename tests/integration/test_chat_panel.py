@@ -28,12 +28,6 @@ def client_for(server: Any) -> Client:
     return Client(base_url=server.base_url, api_key=server.api_key, session_key=server.session_key)
 
 
-@pytest.fixture
-def client(emulator: Any) -> Iterator[Client]:
-    with client_for(emulator) as made:
-        yield made
-
-
 @pytest.fixture(scope="module")
 def slow_emulator() -> Iterator[Any]:
     """An emulator that waits between stream fragments, so a test can act mid-answer."""

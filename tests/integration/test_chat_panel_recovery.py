@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
-
-import pytest
 
 from estatebot.api.client import Client
 from estatebot.chat.panel import ChatPanel, Turn
 
 AUSTIN = "3 bedroom homes in Austin under $600k"
-
-
-@pytest.fixture
-def client(emulator: Any) -> Iterator[Client]:
-    with Client(
-        base_url=emulator.base_url, api_key=emulator.api_key, session_key=emulator.session_key
-    ) as made:
-        yield made
 
 
 async def answer(panel: ChatPanel, text: str) -> Turn:
