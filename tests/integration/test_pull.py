@@ -244,3 +244,22 @@ async def test_the_async_bar_moves_page_by_page(
     (bar,) = bars
     assert len(frame) == 95
     assert [step for step in bar.steps if step] == [1] * 10
+
+
+def test_the_bar_counts_the_check_past_a_full_last_page(
+    server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import estatebot.listings.remote.pull as pulling
+
+    bars: list[_CountingBar] = []
+    monkeypatch.setattr(
+        pulling, "progress_bar", lambda *_, **__: bars.append(_CountingBar()) or bars[-1]
+    )
+    server.add_listings(server.serial, make_listings(100))
+    with client_for(server) as client:
+        frame = pull_listings(client, server.serial, page_size=10, concurrency=3)
+    (bar,) = bars
+    assert len(frame) == 100
+    # Ten pages counted, and page 11 fetched with them to check the count: 11 of 11, not 11 of 10.
+    assert bar.total == 11
+    assert sum(bar.steps) == 11

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -136,7 +137,7 @@ def pull_listings(
         ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="estatebot-pull") as pool,
     ):
         batch = pager.start(first)
-        _track(bar, pager, 1)
+        _track(bar, pager, 1, batch)
         while batch:
             # The bar moves page by page, not once per batch (a batch may be every page).
             results: list[PageResult] = []
@@ -144,7 +145,7 @@ def pull_listings(
                 results.append(result)
                 _track(bar, pager, 1)
             batch = pager.advance(batch, results)
-            _track(bar, pager, 0)
+            _track(bar, pager, 0, batch)
     return _finish(pager, expand_extensions, records_out)
 
 
@@ -191,11 +192,11 @@ async def apull_listings(
     first = await get(1, page_size)  # without page 1 there is nothing to go on: always raise
     with progress_bar(None, "Pulling listings", progress=progress, unit="page") as bar:
         batch = pager.start(first)
-        _track(bar, pager, 1)
+        _track(bar, pager, 1, batch)
         while batch:
             results = await asyncio.gather(*(fetch(number, pager.size) for number in batch))
             batch = pager.advance(batch, results)
-            _track(bar, pager, 0)
+            _track(bar, pager, 0, batch)
     return _finish(pager, expand_extensions)
 
 
@@ -210,7 +211,12 @@ def _settle(number: int, failure: PullError, on_error: OnError) -> PageResult:
         return None
 
 
-def _track(bar: Any, pager: Pager, done: int) -> None:
-    if pager.expected_pages is not None and bar.total != pager.expected_pages:
-        bar.total = pager.expected_pages
+def _track(bar: Any, pager: Pager, done: int, batch: Sequence[int] = ()) -> None:
+    # The total is every page to be fetched: those the count names, and the check past the
+    # last one that travels with them (else the bar would end at 21 of 20). Without a count
+    # the total stays unknown.
+    if pager.expected_pages is not None:
+        pages = max([pager.expected_pages, *batch])
+        if bar.total is None or bar.total < pages:
+            bar.total = pages
     bar.update(done)
