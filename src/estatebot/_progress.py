@@ -32,6 +32,26 @@ def progress_bar(
     return tqdm(total=total, desc=desc, unit=unit, disable=not progress_enabled(progress))
 
 
+def set_total(bar: tqdm[Any], total: int) -> None:
+    """Give ``bar`` its total once the work's size is known.
+
+    A notebook bar (tqdm.notebook) draws its widget from the total it was made with: one made
+    without a total is a 20-pixel block that is always full, and its widget's maximum does not
+    follow ``bar.total``. Its widget is set to the new total here, at full width.
+    """
+    if bar.total == total:
+        return
+    container = getattr(bar, "container", None)
+    children: Any = getattr(container, "children", ())
+    if len(children) >= 2:  # [description, progress, figures]: tqdm.notebook's layout
+        widget = children[1]
+        widget.max = total
+        if not bar.total and getattr(bar, "ncols", None) is None:
+            widget.layout.width = None  # no longer the unknown total's block
+            widget.bar_style = ""
+    bar.total = total  # drawn at the next update
+
+
 def finish_bar(bar: tqdm[Any], *, failed: int, total: int) -> None:
     """Close ``bar`` in a colour that tells how the work went.
 

@@ -12,7 +12,7 @@ import pytest
 from tqdm import tqdm as terminal_tqdm
 from tqdm.notebook import tqdm as notebook_tqdm
 
-from estatebot._progress import finish_bar
+from estatebot._progress import finish_bar, set_total
 from estatebot.listings.money import format_money, format_money_change
 from estatebot.listings.sync.diffs import key_diff, list_diff, word_diff
 from estatebot.listings.sync.items import Change
@@ -354,6 +354,25 @@ def test_a_bar_with_failures_ends_in_the_warning_colour() -> None:
     fine.update(3)
     finish_bar(fine, failed=0, total=3)
     assert fine.container.children[1].bar_style == "success"
+
+
+def test_a_notebook_bar_takes_its_total_once_known() -> None:
+    # Made without a total (a pull before page 1), the widget is a 20-pixel block, always full.
+    bar = notebook_tqdm(total=None, disable=False)
+    widget = bar.container.children[1]
+    assert widget.layout.width == "20px"
+    set_total(bar, 21)
+    bar.update(7)
+    bar.refresh()  # drawn now, not at the next interval
+    assert (widget.max, widget.value, bar.total) == (21, 7, 21)
+    assert widget.layout.width is None
+    assert widget.bar_style == ""
+    # A total that grows (the read learns its columns) moves the widget's maximum too.
+    grown = notebook_tqdm(total=4, disable=False)
+    set_total(grown, 34)
+    grown.update(10)
+    grown.refresh()
+    assert (grown.container.children[1].max, grown.container.children[1].value) == (34, 10)
 
 
 def test_a_terminal_bar_with_failures_ends_yellow(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from estatebot._progress import progress_bar
+from estatebot._progress import progress_bar, set_total
 from estatebot.api.client import AsyncClient, Client
 from estatebot.api.errors import EstatebotError, PullError
 from estatebot.api.models import ListingPage
@@ -218,5 +218,5 @@ def _track(bar: Any, pager: Pager, done: int, batch: Sequence[int] = ()) -> None
     if pager.expected_pages is not None:
         pages = max([pager.expected_pages, *batch])
         if bar.total is None or bar.total < pages:
-            bar.total = pages
+            set_total(bar, pages)
     bar.update(done)

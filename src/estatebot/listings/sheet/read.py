@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from estatebot._progress import progress_bar
+from estatebot._progress import progress_bar, set_total
 from estatebot.api.errors import SheetError
 from estatebot.listings.schema import COLUMNS, KEY_COLUMNS, REQUIRED_COLUMNS
 from estatebot.listings.sheet import cells as cell_rules
@@ -134,7 +134,7 @@ def read_sheet(
     with progress_bar(4, f"Reading {label}", progress=shown, unit="step") as bar:
         bar.set_postfix_str("reading the cells")
         name, table = read_table(source, sheet_name, encoding, engine)
-        bar.total = 4 + len(table.columns)
+        set_total(bar, 4 + len(table.columns))
         bar.update()
         sheet = _read_table(
             name, table, mapping, typed_defaults, typed_overrides, status_table, clear_token,
