@@ -210,13 +210,19 @@ class _CountingBar:
         return None
 
 
-def test_the_bar_moves_page_by_page(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def bars(monkeypatch: pytest.MonkeyPatch) -> list[_CountingBar]:
+    """Every bar a pull makes in the test, in the order made."""
     import estatebot.listings.remote.pull as pulling
 
-    bars: list[_CountingBar] = []
+    made: list[_CountingBar] = []
     monkeypatch.setattr(
-        pulling, "progress_bar", lambda *_, **__: bars.append(_CountingBar()) or bars[-1]
+        pulling, "progress_bar", lambda *_, **__: made.append(_CountingBar()) or made[-1]
     )
+    return made
+
+
+def test_the_bar_moves_page_by_page(server: Any, bars: list[_CountingBar]) -> None:
     server.add_listings(server.serial, make_listings(95))
     with client_for(server) as client:
         frame = pull_listings(client, server.serial, page_size=10, concurrency=3)
@@ -227,15 +233,7 @@ def test_the_bar_moves_page_by_page(server: Any, monkeypatch: pytest.MonkeyPatch
     assert [step for step in bar.steps if step] == [1] * 10
 
 
-async def test_the_async_bar_moves_page_by_page(
-    server: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import estatebot.listings.remote.pull as pulling
-
-    bars: list[_CountingBar] = []
-    monkeypatch.setattr(
-        pulling, "progress_bar", lambda *_, **__: bars.append(_CountingBar()) or bars[-1]
-    )
+async def test_the_async_bar_moves_page_by_page(server: Any, bars: list[_CountingBar]) -> None:
     server.add_listings(server.serial, make_listings(95))
     async with AsyncClient(
         base_url=server.base_url, api_key=server.api_key, session_key=server.session_key
@@ -247,14 +245,8 @@ async def test_the_async_bar_moves_page_by_page(
 
 
 def test_the_bar_counts_the_check_past_a_full_last_page(
-    server: Any, monkeypatch: pytest.MonkeyPatch
+    server: Any, bars: list[_CountingBar]
 ) -> None:
-    import estatebot.listings.remote.pull as pulling
-
-    bars: list[_CountingBar] = []
-    monkeypatch.setattr(
-        pulling, "progress_bar", lambda *_, **__: bars.append(_CountingBar()) or bars[-1]
-    )
     server.add_listings(server.serial, make_listings(100))
     with client_for(server) as client:
         frame = pull_listings(client, server.serial, page_size=10, concurrency=3)
