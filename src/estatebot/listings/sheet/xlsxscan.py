@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import IO
 from xml.etree import ElementTree
@@ -200,20 +200,16 @@ def survey(
     archive: str,
     member: str,
     styles: Collection[int] = (),
-    on_bytes: Callable[[int], None] | None = None,
 ) -> Survey:
     """Look through worksheet part ``member`` of ``archive`` once, in whole-row chunks.
 
-    ``styles`` are the style indexes whose cells are wanted (the zero-padding ones);
-    ``on_bytes`` is told the size of each chunk of the decompressed XML, for a progress bar.
+    ``styles`` are the style indexes whose cells are wanted (the zero-padding ones).
     """
     found = Survey()
     tags: _Tags | None = None
     styled = re.compile(rb' s="(?:' + b"|".join(str(s).encode() for s in styles) + rb')"')
     with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
         for chunk in _whole_rows(stream):
-            if on_bytes is not None:
-                on_bytes(len(chunk))
             if tags is None:
                 start = _SHEET_DATA.search(chunk)
                 if start is None:

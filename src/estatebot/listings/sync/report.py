@@ -81,10 +81,6 @@ class OpOutcome:
     attempts: int | None = None
     elapsed_ms: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """The row as a dict keyed by :data:`REPORT_COLUMNS`."""
-        return {column: getattr(self, column) for column in REPORT_COLUMNS}
-
 
 _ROW_OF = attrgetter(*REPORT_COLUMNS)
 
