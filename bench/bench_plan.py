@@ -7,9 +7,13 @@ the same two frames (joined on MLSNumber with a cent tolerance, its nearest equi
 are run in turns, ``--repeat`` times each, and the best times are compared, so that both see the
 same machine load.
 
+It prints where a plan's time goes: cleaning the remote side, its fingerprint, a plan where
+nothing changed, and the same plan with the changes.
+
 Then, at scale: ``--big-rows`` listings against as many rows (a million by default), the same
-share changed, planned in a child process that measures its own peak resident memory over what
-it held before (the two frames, unpickled), against the two frames' size.
+share changed, planned in a child process that measures its own peak resident memory (see
+:mod:`bench._memory`) over what it held before (the two frames, unpickled), against the two
+frames' size.
 
 Targets: ``plan_sync`` under ``--limit`` seconds (3 by default) and at least 3x faster than
 datacompy (ratio datacompy ÷ plan_sync); at scale, under ``--big-limit`` seconds (10) with a peak
@@ -34,6 +38,8 @@ import numpy as np
 import pandas as pd
 
 from estatebot.listings import schema
+from estatebot.listings.sync.clean import clean_frame
+from estatebot.listings.sync.hashing import frame_fingerprint
 from estatebot.listings.sync.plan import plan_sync
 
 CITIES = ("Austin", "Dallas", "Houston", "San Antonio", "El Paso", "Plano", "Waco")
@@ -140,6 +146,25 @@ def datacompy_run(sheet: pd.DataFrame, remote: pd.DataFrame) -> Callable[[], int
     return run
 
 
+def stages(sheet: pd.DataFrame, remote: pd.DataFrame, repeat: int) -> dict[str, float]:
+    """Where a plan's time goes (best of ``repeat`` each): cleaning the remote side, its
+    fingerprint, a plan where nothing changed (pairing and comparing every row, no bodies) and
+    the same plan with the sheet's changes (the rest is building the updates)."""
+    unchanged = make_sheet(remote, 0.0)
+    clean = clean_frame(remote).reset_index(drop=True)
+    runs: dict[str, Callable[[], Any]] = {
+        "clean the remote side": lambda: clean_frame(remote),
+        "fingerprint of the remote side": lambda: frame_fingerprint(clean, is_clean=True),
+        "plan, nothing changed": lambda: plan_sync(unchanged, remote),
+        "plan, with the changes": lambda: plan_sync(sheet, remote),
+    }
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(max(1, repeat)):
+        for name, run in runs.items():
+            best[name] = min(best[name], _timed(run)[0])
+    return best
+
+
 def _timed(run: Callable[[], Any]) -> tuple[float, float, Any]:
     start, start_cpu = time.perf_counter(), time.process_time()
     result = run()
@@ -159,24 +184,20 @@ with open(sys.argv[3], "wb") as handle:
 """
 
 _MEASURE = """
-import gc, json, pickle, resource, sys, time
+import gc, json, pickle, sys, time
+from bench._memory import peak, reset_peak
 from estatebot.listings.sync.plan import plan_sync
-def resident():
-    with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * resource.getpagesize()
 with open(sys.argv[1], "rb") as handle:
     sheet, remote = pickle.load(handle)
 size = int(sheet.memory_usage(deep=True).sum() + remote.memory_usage(deep=True).sum())
 plan_sync(sheet.head(1000), remote.head(1000))  # modules a plan imports on first use
 gc.collect()
-before = resident()
-high_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+before = reset_peak()
 started, cpu = time.perf_counter(), time.process_time()
 plan = plan_sync(sheet, remote)
 wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"wall": wall, "cpu": cpu, "before": before, "high_before": high_before,
-                  "peak": peak, "frames": size, "summary": plan.summary()}))
+print(json.dumps({"wall": wall, "cpu": cpu, "before": before, "peak": peak(), "frames": size,
+                  "summary": plan.summary()}))
 """
 
 
@@ -233,6 +254,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ratio datacompy / plan_sync: {ratio:.2f}x (target >= {RATIO_TARGET:g}x): {verdict}")
         if ratio < RATIO_TARGET:
             missed.append("ratio")
+    spent = stages(sheet, remote, args.repeat)
+    print("where a plan's time goes (best of each):")
+    for name, seconds in spent.items():
+        print(f"  {name:<32}: {seconds:.3f} s")
+    building = spent["plan, with the changes"] - spent["plan, nothing changed"]
+    print(f"  {'so, building the updates':<32}: {building:.3f} s ({edited:,} rows edited)")
     verdict = "ok" if best < args.limit else "MISSED"
     print(f"plan_sync under {args.limit:g} s: {best:.3f} s: {verdict}")
     if best >= args.limit:

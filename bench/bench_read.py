@@ -5,7 +5,9 @@ Writes a ``--rows`` × 30-column xlsx export (a disclaimer row, ZIP codes as num
 reader before calamine, the baseline) and with the default engine, in one run, and checks the
 two give the same frame and the same issues. The fast read's peak memory is measured in a
 child process (calamine's memory is not Python's, so tracemalloc would not see it): the peak
-resident size over the size just before the read, against the final frame's size.
+resident size over the size just before the read (see :mod:`bench._memory`), against the final
+frame's size. Beside it,
+the floor: what calamine alone holds for the sheet, before any of the reader's own work.
 
 Targets: at least 8x faster than openpyxl, same frame and issues, peak memory under 3x the
 frame. Exits with 1 when a target is missed.
@@ -33,19 +35,41 @@ SPEED_TARGET = 8.0
 MEMORY_TARGET = 3.0
 
 _MEASURE = """
-import json, resource, sys
+import json, sys
+from bench._memory import peak, reset_peak
 from estatebot.listings.sheet.read import read_sheet
-def resident():
-    with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * resource.getpagesize()
 # A small read first, so the modules a read imports on first use are not counted.
 read_sheet(sys.argv[2], progress=False)
-before = resident()
+before = reset_peak()
 sheet = read_sheet(sys.argv[1], engine=sys.argv[3], progress=False)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+high = peak()
 frame = int(sheet.frame.memory_usage(deep=True).sum())
-print(json.dumps({"before": before, "peak": peak, "frame": frame}))
+print(json.dumps({"before": before, "peak": high, "frame": frame}))
 """
+
+# What calamine alone holds, before any of the reader's own work: its parsed sheet (compiled
+# memory), then that and the sheet's values as Python lists (``to_python``), which every
+# reader built on it starts from. With the final frame, this is the floor of the read's peak.
+_FLOOR = """
+import json, sys
+import python_calamine
+from bench._memory import resident
+before = resident()
+book = python_calamine.CalamineWorkbook.from_path(sys.argv[1])
+sheet = book.get_sheet_by_index(0)
+parsed = resident()
+values = sheet.to_python(skip_empty_area=False)
+print(json.dumps({"sheet": parsed - before, "with_values": resident() - before}))
+"""
+
+
+def calamine_floor(path: Path) -> dict[str, int]:
+    """The memory calamine alone holds for the sheet, and with its values as Python lists."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FLOOR, str(path)], check=True, capture_output=True, text=True
+    )
+    measured: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
 
 
 def peak_memory(path: Path, small: Path, engine: str = "calamine") -> dict[str, int]:
@@ -84,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _, small = export_of(50, Path(folder))
         memory = peak_memory(path, small)
         baseline_memory = peak_memory(path, small, "openpyxl")
+        floor = calamine_floor(path)
 
     same_frame = fast.frame.equals(slow.frame)
     same_issues = fast.issues.equals(slow.issues)
@@ -102,6 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"  (openpyxl's read: {(baseline_memory['peak'] - baseline_memory['before']) / 1e6:.0f} MB)"
+    )
+    frame_mb = memory["frame"] / 1e6
+    print(
+        f"  floor: calamine's parsed sheet alone {floor['sheet'] / 1e6:.0f} MB, with its values as "
+        f"Python lists {floor['with_values'] / 1e6:.0f} MB; with the frame, "
+        f"{(floor['sheet'] / 1e6 + frame_mb) / frame_mb:.2f}x and "
+        f"{(floor['with_values'] / 1e6 + frame_mb) / frame_mb:.2f}x before any typing"
     )
     if not same_frame:
         pd.testing.assert_frame_equal(fast.frame, slow.frame)  # prints where they differ
