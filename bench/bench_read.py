@@ -6,8 +6,8 @@ reader before calamine, the baseline) and with the default engine, in one run, a
 two give the same frame and the same issues. The fast read's peak memory is measured in a
 child process (calamine's memory is not Python's, so tracemalloc would not see it): the peak
 resident size over the size just before the read (see :mod:`bench._memory`), against the final
-frame's size. Beside it,
-the floor: what calamine alone holds for the sheet, before any of the reader's own work.
+frame's size. Beside it, the floor: what calamine alone holds for the sheet, before any of the
+reader's own work.
 
 Targets: at least 8x faster than openpyxl, same frame and issues, peak memory under 3x the
 frame. Exits with 1 when a target is missed.
