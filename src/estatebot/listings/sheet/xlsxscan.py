@@ -206,27 +206,20 @@ def survey(
     ``styles`` are the style indexes whose cells are wanted (the zero-padding ones).
     """
     found = Survey()
-    tags: _Tags | None = None
     styled = re.compile(rb' s="(?:' + b"|".join(str(s).encode() for s in styles) + rb')"')
-    with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
-        for chunk in _whole_rows(stream):
-            if tags is None:
-                start = _SHEET_DATA.search(chunk)
-                if start is None:
-                    continue  # still before the cells
-                tags = _Tags(start.group(1) or b"")
-            if not found.detailed and any(tag in chunk for tag in tags.details):
-                found.detailed = True
-            for match in tags.notation.finditer(chunk):
+    for tags, chunk in _cell_chunks(archive, member):
+        if not found.detailed and any(tag in chunk for tag in tags.details):
+            found.detailed = True
+        for match in tags.notation.finditer(chunk):
+            cell = _cell_at(chunk, match.start(), tags.start)
+            if cell is not None and cell[1] in (None, b"n"):
+                found.numbers[cell[0]] = match.group(1)
+        if styles:
+            for match in styled.finditer(chunk):
                 cell = _cell_at(chunk, match.start(), tags.start)
-                if cell is not None and cell[1] in (None, b"n"):
-                    found.numbers[cell[0]] = match.group(1)
-            if styles:
-                for match in styled.finditer(chunk):
-                    cell = _cell_at(chunk, match.start(), tags.start)
-                    style = _STYLE_OF.search(match.group(0))
-                    if cell is not None and style is not None:
-                        found.styles[cell[0]] = int(style.group(1))
+                style = _STYLE_OF.search(match.group(0))
+                if cell is not None and style is not None:
+                    found.styles[cell[0]] = int(style.group(1))
     return found
 
 
@@ -239,8 +232,25 @@ def needs_openpyxl(archive: str, member: str) -> bool:
     Literal counts over the bytes, a fraction of :func:`survey`'s cost: it runs before calamine
     reads, so that calamine never starts on such a sheet, and the survey can run beside it.
     """
-    tags: _Tags | None = None
     wide = False
+    for tags, chunk in _cell_chunks(archive, member):
+        referenced = chunk.count(tags.referenced)
+        # One count of "<c" first ("<col" and the like count too, outside the cells): the
+        # exact count of cell tags only when that one differs.
+        if chunk.count(tags.any_cell) != referenced:
+            cells = sum(chunk.count(tag) for tag in tags.cells)
+            if cells != referenced and _UNREFERENCED.search(chunk):
+                return True
+        if tags.rich_inline in chunk:
+            return True
+        wide = wide or _WIDE.search(chunk) is not None
+    return wide and _sparse(archive, member)
+
+
+def _cell_chunks(archive: str, member: str) -> Iterator[tuple[_Tags, bytes]]:
+    """Worksheet part ``member`` of ``archive`` in whole-row chunks from the one where its cells
+    begin, each with the tags of the part's namespace prefix (found at ``sheetData``)."""
+    tags: _Tags | None = None
     with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
         for chunk in _whole_rows(stream):
             if tags is None:
@@ -248,17 +258,7 @@ def needs_openpyxl(archive: str, member: str) -> bool:
                 if start is None:
                     continue  # still before the cells
                 tags = _Tags(start.group(1) or b"")
-            referenced = chunk.count(tags.referenced)
-            # One count of "<c" first ("<col" and the like count too, outside the cells): the
-            # exact count of cell tags only when that one differs.
-            if chunk.count(tags.any_cell) != referenced:
-                cells = sum(chunk.count(tag) for tag in tags.cells)
-                if cells != referenced and _UNREFERENCED.search(chunk):
-                    return True
-            if tags.rich_inline in chunk:
-                return True
-            wide = wide or _WIDE.search(chunk) is not None
-    return wide and _sparse(archive, member)
+            yield tags, chunk
 
 
 def _cell_at(
