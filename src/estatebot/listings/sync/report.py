@@ -83,6 +83,15 @@ class OpOutcome:
 
 
 _ROW_OF = attrgetter(*REPORT_COLUMNS)
+# An unchanged listing's row, from OpOutcome's own defaults; its key, row and id are filled in.
+_UNCHANGED_ROW = _ROW_OF(OpOutcome(action="none", key=None, row=None, id=None, outcome=UNCHANGED))
+_KEY_AT, _ROW_AT, _ID_AT = (REPORT_COLUMNS.index(name) for name in ("key", "row", "id"))
+
+
+def _unchanged_row(ref: Any) -> tuple[Any, ...]:
+    row = list(_UNCHANGED_ROW)
+    row[_KEY_AT], row[_ROW_AT], row[_ID_AT] = ref.key, ref.row, ref.id
+    return tuple(row)
 
 
 def outcomes_frame(
@@ -96,7 +105,7 @@ def outcomes_frame(
         _ROW_OF(o) if isinstance(o, OpOutcome) else tuple(o.get(c) for c in REPORT_COLUMNS)
         for o in outcomes
     ]
-    rows += [("none", r.key, r.row, r.id, UNCHANGED, None, "", None, None) for r in unchanged]
+    rows += map(_unchanged_row, unchanged)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(REPORT_COLUMNS)
     data = {
         column: pd.Series(list(values), dtype=dtype)
