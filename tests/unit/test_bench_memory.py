@@ -44,6 +44,8 @@ def test_peak_counts_the_work_after_the_reset_and_not_the_parents_peak() -> None
     held = bytearray(300 * MB)
     measured = _child(40)
     del held
-    assert 40 * MB <= measured["grown"] < 100 * MB
+    # The kernel's resident counters are synced in batches of page faults, so the peak it reports
+    # may fall a few pages short of the 40 MB touched: allow 5 % below, nowhere near the 300 MB.
+    assert 38 * MB <= measured["grown"] < 100 * MB
     # Freed memory is not counted again once the peak is reset.
     assert measured["after_reset"] < 10 * MB
