@@ -35,8 +35,8 @@ from bench._emulator import client_of, emulator_process
 from estatebot.api.client import Client
 from estatebot.emulator import running
 from estatebot.listings.remote.pull import pull_listings
-from estatebot.listings.sync.apply import apply_plan
-from estatebot.listings.sync.plan import SyncPlan, plan_sync
+from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.sync_plan import SyncPlan, plan_sync
 
 SPEED_TARGET = 10.0
 _CITIES = [("Austin", "TX", "78701"), ("Denver", "CO", "80202"), ("Miami", "FL", "33130")]

@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 
 from estatebot.listings import schema
-from estatebot.listings.sync.clean import clean_frame
-from estatebot.listings.sync.hashing import frame_fingerprint
-from estatebot.listings.sync.plan import plan_sync
+from estatebot.listings.sync.sync_plan import plan_sync
+from estatebot.listings.sync.values.hashing import frame_fingerprint
+from estatebot.listings.sync.values.tidy import clean_frame
 
 CITIES = ("Austin", "Dallas", "Houston", "San Antonio", "El Paso", "Plano", "Waco")
 
@@ -186,7 +186,7 @@ with open(sys.argv[3], "wb") as handle:
 _MEASURE = """
 import gc, json, pickle, sys, time
 from bench._memory import peak, reset_peak
-from estatebot.listings.sync.plan import plan_sync
+from estatebot.listings.sync.sync_plan import plan_sync
 with open(sys.argv[1], "rb") as handle:
     sheet, remote = pickle.load(handle)
 size = int(sheet.memory_usage(deep=True).sum() + remote.memory_usage(deep=True).sum())

@@ -35,8 +35,8 @@ from bench.bench_plan import make_sheet
 from bench.sheets import write_export
 from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sheet.read import read_sheet
-from estatebot.listings.sync.apply import apply_plan
-from estatebot.listings.sync.plan import plan_sync
+from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.sync_plan import plan_sync
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 # The same listing factory the tests use, so the benchmark measures the data the tests check.

@@ -16,9 +16,23 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from estatebot import emulator, listings
-    from estatebot._cells import CellWarning
+    from estatebot._safe_cells import CellWarning
     from estatebot.api.client import AsyncClient, Client
-    from estatebot.api.errors import (
+    from estatebot.api.models import (
+        AIModel,
+        Answer,
+        ChatbotSettings,
+        KeyType,
+        ListingInput,
+        ListingUpdate,
+        StreamResult,
+    )
+    from estatebot.chat.factcheck import fact_check
+    from estatebot.chat.harness.comparison import compare_chat_runs
+    from estatebot.chat.harness.results import ChatTestResults
+    from estatebot.chat.harness.running import run_chat_tests
+    from estatebot.chat.panel.widget import ChatPanel
+    from estatebot.errors import (
         APIConnectionError,
         APIError,
         APITimeoutError,
@@ -30,40 +44,28 @@ if _typing.TYPE_CHECKING:
         NotFoundError,
         PlanError,
         PullError,
+        PullWarning,
         RateLimitError,
         RequestValidationError,
         ServerError,
         SheetError,
     )
-    from estatebot.api.models import (
-        AIModel,
-        Answer,
-        ChatbotSettings,
-        KeyType,
-        ListingInput,
-        ListingUpdate,
-        StreamResult,
-    )
-    from estatebot.api.paging import PullWarning
-    from estatebot.chat.factcheck import fact_check
-    from estatebot.chat.panel import ChatPanel
-    from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
     from estatebot.listings.export import ExportError
     from estatebot.listings.remote.normalize import NormalizeWarning, normalize_records
     from estatebot.listings.remote.pull import apull_listings, pull_listings
     from estatebot.listings.sheet.read import Sheet, read_sheet
-    from estatebot.listings.sync.apply import apply_plan
-    from estatebot.listings.sync.plan import SyncPlan, plan_cleanup, plan_sync
-    from estatebot.listings.sync.report import ApplyReport
-    from estatebot.listings.sync.restore import restore
+    from estatebot.listings.sync.apply.phases import apply_plan
+    from estatebot.listings.sync.apply.restore import restore
+    from estatebot.listings.sync.report.apply_report import ApplyReport
+    from estatebot.listings.sync.sync_plan import SyncPlan, plan_cleanup, plan_sync
 
 __version__ = "0.1.0"
 
-#: The module each public name comes from. Names load on first use (PEP 562): ``import
-#: estatebot`` and the command line start without pandas, pyarrow, openpyxl or ipywidgets
-#: (a second of the command line's start-up), each loading once something needs it.
+#: The one list of public names: each name and the module it comes from. Names load on first use
+#: (PEP 562): ``import estatebot`` and the command line start without pandas, pyarrow, openpyxl
+#: or ipywidgets, each loading once something needs it. ``__all__`` is derived from it, and the
+#: imports for type checkers above are checked against it by the tests.
 _HOMES: dict[str, str] = {
-    "CellWarning": "estatebot._cells",
     "AsyncClient": "estatebot.api.client",
     "Client": "estatebot.api.client",
     **dict.fromkeys(
@@ -79,12 +81,13 @@ _HOMES: dict[str, str] = {
             "NotFoundError",
             "PlanError",
             "PullError",
+            "PullWarning",
             "RateLimitError",
             "RequestValidationError",
             "ServerError",
             "SheetError",
         ),
-        "estatebot.api.errors",
+        "estatebot.errors",
     ),
     **dict.fromkeys(
         (
@@ -98,22 +101,22 @@ _HOMES: dict[str, str] = {
         ),
         "estatebot.api.models",
     ),
-    "PullWarning": "estatebot.api.paging",
+    "CellWarning": "estatebot._safe_cells",
     "fact_check": "estatebot.chat.factcheck",
-    "ChatPanel": "estatebot.chat.panel",
-    **dict.fromkeys(
-        ("ChatTestResults", "compare_chat_runs", "run_chat_tests"), "estatebot.chat.testing"
-    ),
+    "ChatPanel": "estatebot.chat.panel.widget",
+    "ChatTestResults": "estatebot.chat.harness.results",
+    "compare_chat_runs": "estatebot.chat.harness.comparison",
+    "run_chat_tests": "estatebot.chat.harness.running",
     "ExportError": "estatebot.listings.export",
     **dict.fromkeys(
         ("NormalizeWarning", "normalize_records"), "estatebot.listings.remote.normalize"
     ),
     **dict.fromkeys(("apull_listings", "pull_listings"), "estatebot.listings.remote.pull"),
     **dict.fromkeys(("Sheet", "read_sheet"), "estatebot.listings.sheet.read"),
-    "apply_plan": "estatebot.listings.sync.apply",
-    **dict.fromkeys(("SyncPlan", "plan_cleanup", "plan_sync"), "estatebot.listings.sync.plan"),
-    "ApplyReport": "estatebot.listings.sync.report",
-    "restore": "estatebot.listings.sync.restore",
+    **dict.fromkeys(("SyncPlan", "plan_cleanup", "plan_sync"), "estatebot.listings.sync.sync_plan"),
+    "apply_plan": "estatebot.listings.sync.apply.phases",
+    "restore": "estatebot.listings.sync.apply.restore",
+    "ApplyReport": "estatebot.listings.sync.report.apply_report",
 }
 # The emulator (FastAPI, uvicorn: the optional extra `estatebot[emulator]`) is a subpackage
 # loaded the same way: work against the real service never pays for it, nor needs it installed.
@@ -136,52 +139,4 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = [
-    "AIModel",
-    "APIConnectionError",
-    "APIError",
-    "APITimeoutError",
-    "Answer",
-    "ApplyReport",
-    "AsyncClient",
-    "AuthenticationError",
-    "CellWarning",
-    "ChatPanel",
-    "ChatTestResults",
-    "ChatbotSettings",
-    "Client",
-    "ConfigurationError",
-    "ConflictError",
-    "EstatebotError",
-    "ExportError",
-    "InvalidRequestError",
-    "KeyType",
-    "ListingInput",
-    "ListingUpdate",
-    "NormalizeWarning",
-    "NotFoundError",
-    "PlanError",
-    "PullError",
-    "PullWarning",
-    "RateLimitError",
-    "RequestValidationError",
-    "ServerError",
-    "Sheet",
-    "SheetError",
-    "StreamResult",
-    "SyncPlan",
-    "__version__",
-    "apply_plan",
-    "apull_listings",
-    "compare_chat_runs",
-    "emulator",
-    "fact_check",
-    "listings",
-    "normalize_records",
-    "plan_cleanup",
-    "plan_sync",
-    "pull_listings",
-    "read_sheet",
-    "restore",
-    "run_chat_tests",
-]
+__all__ = sorted([*_HOMES, *_SUBPACKAGES, "__version__"])

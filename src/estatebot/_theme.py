@@ -3,6 +3,14 @@
 Each colour is a JupyterLab CSS variable with a fallback for front ends that do not define it
 (classic Notebook, VS Code, a saved HTML page), so light, dark and high-contrast themes read
 alike. Views use these names in their style sheets instead of fixed colours.
+
+:data:`STYLE` is the style sheet of the plan, cleanup and apply-report views (:func:`styled`
+wraps a body in it). Marks of change are tints of the theme's own success, warning and error
+colours laid over the background (``color-mix`` with ``transparent``; an ``rgba`` first for
+browsers without it), never a fixed light fill: light text on pale yellow is what the dark theme
+got before. Its rules are scoped under ``.eb-view`` and written one step more specific than
+JupyterLab's own ``.jp-RenderedHTMLCommon td`` (which right-aligns every cell and stripes rows),
+so they win.
 """
 
 from __future__ import annotations
@@ -19,10 +27,12 @@ __all__ = [
     "MONO",
     "MUTED",
     "SOFT",
+    "STYLE",
     "SUCCESS",
     "TEXT",
     "UI_FONT",
     "WARN",
+    "styled",
     "tint",
     "tint_background",
 ]
@@ -53,3 +63,72 @@ def tint_background(colour: str, percent: int, rgba: str) -> str:
     """``background`` declarations: ``rgba`` first for a browser without ``color-mix``, then
     :func:`tint` of ``colour``."""
     return f"background:{rgba};background:{tint(colour, percent)};"
+
+
+STYLE = (
+    "<style>"
+    ".eb-view{color:var(--jp-content-font-color1,inherit);"
+    "font-family:var(--jp-ui-font-family,inherit);font-size:var(--jp-ui-font-size1,13px);"
+    "max-width:100%;box-sizing:border-box;line-height:1.45}"
+    ".eb-view .eb-title{font-size:var(--jp-ui-font-size2,15px);font-weight:600;margin:0 0 .4em}"
+    ".eb-view .eb-muted{color:var(--jp-ui-font-color2,GrayText)}"
+    ".eb-view .eb-bar{display:flex;flex-wrap:wrap;gap:.4em;margin:.3em 0 .6em}"
+    ".eb-view .eb-chip{padding:.1em .6em;border-radius:1em;white-space:nowrap;"
+    "border:1px solid var(--jp-border-color1,rgba(128,128,128,.5))}"
+    ".eb-view .eb-chip b{font-variant-numeric:tabular-nums}"
+    f".eb-view .eb-chip.eb-create{{border-color:{SUCCESS};"
+    f"{tint_background(SUCCESS, 14, 'rgba(56,142,60,.14)')}}}"
+    f".eb-view .eb-chip.eb-update{{border-color:{BRAND};"
+    f"{tint_background(BRAND, 14, 'rgba(25,118,210,.14)')}}}"
+    f".eb-view .eb-chip.eb-delete,.eb-view .eb-chip.eb-failed{{border-color:{ERROR};"
+    f"{tint_background(ERROR, 14, 'rgba(211,47,47,.14)')}}}"
+    f".eb-view .eb-chip.eb-invalid,.eb-view .eb-chip.eb-held_back{{border-color:{WARN};"
+    f"{tint_background(WARN, 14, 'rgba(245,124,0,.14)')}}}"
+    ".eb-view .eb-chip.eb-zero{opacity:.55}"
+    ".eb-view details{margin:.5em 0}"
+    ".eb-view summary{cursor:pointer;font-weight:600}"
+    ".eb-view summary .eb-muted{font-weight:normal}"
+    # Its own box: as wide as the output area, scrolling inside it with the header kept in view.
+    ".eb-view .eb-scroll{max-width:100%;max-height:36em;overflow:auto;margin:.3em 0;"
+    "border:1px solid var(--jp-border-color2,rgba(128,128,128,.35))}"
+    ".eb-view table.eb-table{border-collapse:collapse;width:100%;table-layout:auto;margin:0;"
+    "border:none;color:inherit;font-size:inherit}"
+    ".eb-view table.eb-table th{position:sticky;top:0;z-index:1;text-align:left;"
+    "background:var(--jp-layout-color2,Canvas);color:var(--jp-ui-font-color1,CanvasText);"
+    "font-weight:600;padding:.25em .6em;white-space:nowrap;"
+    "border-bottom:1px solid var(--jp-border-color1,rgba(128,128,128,.5))}"
+    ".eb-view table.eb-table td{text-align:left;vertical-align:top;padding:.25em .6em;"
+    "background:transparent;color:inherit;max-width:none;overflow-wrap:anywhere;"
+    "border-bottom:1px solid var(--jp-border-color2,rgba(128,128,128,.25))}"
+    ".eb-view table.eb-table tbody tr:nth-child(odd),.eb-view table.eb-table tbody tr:hover"
+    "{background:transparent}"
+    ".eb-view table.eb-table th.eb-num,.eb-view table.eb-table td.eb-num{text-align:right;"
+    "white-space:nowrap;font-variant-numeric:tabular-nums}"
+    ".eb-view table.eb-table td.eb-key{white-space:nowrap;font-family:var(--jp-code-font-family,"
+    "monospace);font-size:var(--jp-code-font-size,12px)}"
+    ".eb-view table.eb-table td.eb-field{white-space:nowrap;font-weight:600}"
+    ".eb-view table.eb-table td.eb-before{color:var(--jp-content-font-color2,inherit)}"
+    ".eb-view table.eb-table td.eb-after{min-width:14em}"
+    ".eb-view table.eb-table td.eb-text{min-width:18em}"
+    f".eb-view del{{text-decoration:line-through;color:inherit;"
+    f"{tint_background(ERROR, 18, 'rgba(211,47,47,.18)')}}}"
+    f".eb-view ins{{text-decoration:none;color:inherit;font-weight:600;"
+    f"{tint_background(SUCCESS, 22, 'rgba(56,142,60,.22)')}}}"
+    ".eb-view .eb-delta{color:var(--jp-ui-font-color2,GrayText);white-space:nowrap}"
+    ".eb-view .eb-empty{font-style:italic;color:var(--jp-ui-font-color2,GrayText)}"
+    ".eb-view ul.eb-list{margin:0;padding-left:1.1em}"
+    ".eb-view .eb-elided{color:var(--jp-ui-font-color2,GrayText)}"
+    f".eb-view .eb-refusal{{border-left:3px solid {ERROR};padding:.2em .6em;"
+    f"{tint_background(ERROR, 10, 'rgba(211,47,47,.10)')}}}"
+    f".eb-view .eb-retry{{border-left:3px solid {WARN};padding:.3em .6em;margin:.5em 0;"
+    f"{tint_background(WARN, 10, 'rgba(245,124,0,.10)')}}}"
+    ".eb-view code{font-family:var(--jp-code-font-family,monospace);overflow-wrap:anywhere;"
+    "background:var(--jp-layout-color2,transparent);color:inherit;padding:0 .25em}"
+    f".eb-view tr.eb-failed td:first-child{{box-shadow:inset 3px 0 0 {ERROR}}}"
+    "</style>"
+)
+
+
+def styled(body: str) -> str:
+    """``body`` (HTML) in the themed box, with the style sheet it reads."""
+    return f"{STYLE}<div class='eb-view'>{body}</div>"

@@ -16,8 +16,8 @@ from estatebot.api.client import Client
 from estatebot.emulator import running
 from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sheet.read import read_sheet
-from estatebot.listings.sync.apply import apply_plan
-from estatebot.listings.sync.plan import plan_sync
+from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.sync_plan import plan_sync
 
 WEEK2 = Path("sample_data") / "mls_export_week2.xlsx"
 #: The sample RESO export carries no currency column: its listings are in dollars.

@@ -22,17 +22,17 @@ import pytest
 from openpyxl import load_workbook
 
 from estatebot.api.client import Client
-from estatebot.api.errors import PlanError
 from estatebot.emulator import EmulatorServer, running
+from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.remote.pull import pull_listings
-from estatebot.listings.sync.apply import apply_plan
-from estatebot.listings.sync.backup import read_backup
-from estatebot.listings.sync.compare import canonical_value
-from estatebot.listings.sync.entries import read_journal
-from estatebot.listings.sync.plan import SyncPlan, plan_sync
-from estatebot.listings.sync.restore import restore
-from estatebot.listings.sync.stale import ROUND_TRIP_FIELDS
+from estatebot.listings.sync.apply.backup import read_backup
+from estatebot.listings.sync.apply.journal_records import read_journal
+from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.apply.restore import restore
+from estatebot.listings.sync.apply.stale_check import ROUND_TRIP_FIELDS
+from estatebot.listings.sync.sync_plan import SyncPlan, plan_sync
+from estatebot.listings.sync.values.compare import canonical_value
 from factories import make_listings
 
 WRITES = ("RealEstateCreate", "RealEstateUpdate", "RealEstateDelete")
@@ -442,8 +442,8 @@ def test_a_journal_of_another_plan_is_refused(
 _CHILD = """
 import sys
 from estatebot.api.client import Client
-from estatebot.listings.sync.apply import apply_plan
-from estatebot.listings.sync.plan import SyncPlan
+from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.sync_plan import SyncPlan
 
 plan_path, serial, journal, backup = sys.argv[1:5]
 with Client(max_retries=0) as client:

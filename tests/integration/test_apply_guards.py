@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 import estatebot as eb
-from estatebot.api.errors import APIConnectionError
 from estatebot.emulator import EmulatorServer
-from estatebot.listings.sync.report import CHANGED, NOT_SENT
+from estatebot.errors import APIConnectionError
+from estatebot.listings.sync.report.apply_report import CHANGED, NOT_SENT
 
 CHANGED_ROWS = 3
 #: The pulled listings have no AreaUnit (List never returns it): a sheet made of them needs one.

@@ -10,12 +10,9 @@ import pandas as pd
 import pytest
 
 from estatebot.api.client import Client
-from estatebot.chat.testing import (
-    ChatTestResults,
-    compare_chat_runs,
-    main_exit_code,
-    run_chat_tests,
-)
+from estatebot.chat.harness.comparison import compare_chat_runs
+from estatebot.chat.harness.results import ChatTestResults, main_exit_code
+from estatebot.chat.harness.running import run_chat_tests
 
 AUSTIN = "3 bed homes for sale in Austin"
 DENVER_RENTALS = "rentals in Denver"

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from estatebot.api import AsyncClient, Client, errors
+from estatebot import errors
+from estatebot.api import AsyncClient, Client
 from estatebot.api.models import AIModel, Answer, ListingPage
 
 Fn = Callable[[Any], Any]

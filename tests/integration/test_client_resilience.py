@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from estatebot.api import AsyncClient, Client, errors
+from estatebot import errors
+from estatebot.api import AsyncClient, Client
 from estatebot.api.models import ListingPage, StreamResult
 from integration.test_client_ops import LISTING, Api, collect
 

@@ -20,10 +20,10 @@ from openpyxl import load_workbook
 from typer.testing import CliRunner
 
 import estatebot as eb
-from estatebot._cells import CellWarning, csv_text
+from estatebot._safe_cells import CellWarning, csv_text
 from estatebot.cli import app
 from estatebot.emulator import EmulatorServer, running
-from estatebot.listings.sync.backup import read_backup
+from estatebot.listings.sync.apply.backup import read_backup
 from factories import make_listings
 
 FORMULAS = [

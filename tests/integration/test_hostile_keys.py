@@ -14,7 +14,8 @@ from urllib.parse import quote
 import pytest
 from typer.testing import CliRunner
 
-from estatebot.api import AsyncClient, Client, errors
+from estatebot import errors
+from estatebot.api import AsyncClient, Client
 from estatebot.cli import app
 
 

@@ -25,7 +25,8 @@ from typing import Any
 import httpx
 import pytest
 
-from estatebot.api import AsyncClient, Client, errors
+from estatebot import errors
+from estatebot.api import AsyncClient, Client
 
 API_KEY = "hostile-api-key-4b7e91"
 SESSION_KEY = "hostile-session-key-0c2d58"

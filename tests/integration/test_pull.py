@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from estatebot.api.client import AsyncClient, Client
-from estatebot.api.errors import PullError
 from estatebot.emulator import running
+from estatebot.errors import PullError
 from estatebot.listings import schema
 from estatebot.listings.remote.bodies import to_update_bodies
 from estatebot.listings.remote.pull import PullWarning, apull_listings, pull_listings

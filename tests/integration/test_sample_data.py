@@ -15,12 +15,12 @@ import pytest
 pytest.importorskip("zipcodes")
 
 from estatebot.api.client import Client
-from estatebot.chat.testing import run_chat_tests
+from estatebot.chat.harness.running import run_chat_tests
 from estatebot.emulator import EmulatorServer, running
 from estatebot.emulator.seed import DEMO_LISTINGS_FILE, demo_listings
 from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sheet.read import Sheet, read_sheet
-from estatebot.listings.sync.plan import plan_sync
+from estatebot.listings.sync.sync_plan import plan_sync
 from estatebot.sample import FILES, READ_OPTIONS, Generated, generate
 from estatebot.sample.styles import Style
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estatebot.api.errors import PlanError
 from estatebot.api.models import ListingInput, ListingUpdate, to_wire
 from estatebot.emulator.app import list_record
+from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.remote.bodies import BodyBatch, to_create_bodies, to_update_bodies
 from estatebot.listings.remote.normalize import normalize_records

@@ -1,4 +1,4 @@
-"""The rules for writing untrusted text into spreadsheet cells (estatebot._cells).
+"""The rules for writing untrusted text into spreadsheet cells (estatebot._safe_cells).
 
 Each rule is checked on a real workbook written and read back with openpyxl, and the two
 reversible encodings (csv's leading quote, the xlsx escape) as properties over any text.
@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openpyxl import Workbook, load_workbook
 
-from estatebot._cells import (
+from estatebot._safe_cells import (
     FORMULA_STARTS,
     XLSX_MAX_CHARS,
     CellTooLong,

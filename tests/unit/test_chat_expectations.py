@@ -12,24 +12,15 @@ import pandas as pd
 import pytest
 from tqdm.auto import tqdm
 
-from estatebot.api.errors import NotFoundError, RateLimitError, SheetError
 from estatebot.api.models import Answer
-from estatebot.chat.expectations import (
-    ChatCase,
-    Observed,
-    judge,
-    load_cases,
-    parse_bool,
-    split_values,
-)
 from estatebot.chat.harness import running
-from estatebot.chat.testing import (
-    ChatTestResults,
-    compare_chat_runs,
-    main_exit_code,
-    rate_limit_wait,
-    run_chat_tests,
-)
+from estatebot.chat.harness.case_cells import parse_bool, split_values
+from estatebot.chat.harness.cases import ChatCase, load_cases
+from estatebot.chat.harness.checks import Observed, judge
+from estatebot.chat.harness.comparison import compare_chat_runs
+from estatebot.chat.harness.results import ChatTestResults, main_exit_code
+from estatebot.chat.harness.running import rate_limit_wait, run_chat_tests
+from estatebot.errors import NotFoundError, RateLimitError, SheetError
 
 ANSWER = "We have a 3 bed, 2 bath home in Austin, TX for $450,000 (MLS AUS-1001)."
 

@@ -14,7 +14,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from estatebot.api.client import Client
-from estatebot.api.errors import (
+from estatebot.api.models import Answer
+from estatebot.chat.harness.comparison import compare_chat_runs
+from estatebot.chat.harness.comparison_html import word_diff_html
+from estatebot.chat.harness.naming import is_default_name
+from estatebot.chat.harness.results import ChatTestResults
+from estatebot.chat.harness.running import run_chat_tests
+from estatebot.chat.panel import ChatPanel
+from estatebot.chat.panel.failures import CLIENT_CLOSED, describe_failure
+from estatebot.chat.panel.render import error_html, retry_text, turn_html
+from estatebot.chat.panel.turns import Turn
+from estatebot.chat.textview import latency_text, safe_text
+from estatebot.errors import (
     APIConnectionError,
     APITimeoutError,
     AuthenticationError,
@@ -22,15 +33,6 @@ from estatebot.api.errors import (
     RateLimitError,
     ServerError,
 )
-from estatebot.api.models import Answer
-from estatebot.chat.harness.comparison_html import word_diff_html
-from estatebot.chat.harness.naming import is_default_name
-from estatebot.chat.panel import ChatPanel
-from estatebot.chat.panel.failures import CLIENT_CLOSED, describe_failure
-from estatebot.chat.render import error_html, retry_text, turn_html
-from estatebot.chat.testing import ChatTestResults, compare_chat_runs, run_chat_tests
-from estatebot.chat.textview import latency_text, safe_text
-from estatebot.chat.turns import Turn
 
 API_KEY = "test-api-key-views-0123456789"
 SESSION_KEY = "test-session-key-views-0123456789"

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from estatebot.cli.codes import TABLE, ExitCode
 from estatebot.cli.console import safe
-from estatebot.cli.failures import in_cli_terms
+from estatebot.cli.error_messages import in_cli_terms
 from estatebot.cli.values import change_text, plain_value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,8 +112,8 @@ def test_every_exit_code_is_in_the_one_table_and_the_readme() -> None:
 
 
 def test_a_failed_page_hint_names_the_pull_flag_only_where_it_exists() -> None:
-    from estatebot.api.errors import PullError, ServerError
-    from estatebot.cli.failures import settings
+    from estatebot.cli.error_messages import settings
+    from estatebot.errors import PullError, ServerError
 
     message = str(PullError(3, ServerError("boom", status_code=500, operation="RealEstateList")))
     assert "on_error='skip'" in message

@@ -11,7 +11,8 @@ import httpx
 import pytest
 import tenacity
 
-from estatebot.api import _base, _config, _responses, _retry, errors
+from estatebot import errors
+from estatebot.api import _base, _config, _responses, _retry
 from estatebot.api._redact import RedactingFilter, redact, register_secret
 from estatebot.api.listings import update_body
 

@@ -23,7 +23,7 @@ from estatebot.api import (
     errors,
 )
 from estatebot.api.models import AIModel, Answer, ListingPage
-from estatebot.api.paging import PullWarning
+from estatebot.errors import PullWarning
 
 API_KEY = "mock-api-key-7d3b"
 SESSION_KEY = "mock-session-key-1e8f"

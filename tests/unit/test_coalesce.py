@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from estatebot.chat.coalesce import Coalescer, thread_timer
+from estatebot.chat.panel.coalesce import Coalescer, thread_timer
 
 INTERVAL = 0.05
 

@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estatebot.listings import schema
-from estatebot.listings.sync.clean import clean_extension, clean_frame, clean_images, clean_text
-from estatebot.listings.sync.compare import (
+from estatebot.listings.sync.values.compare import (
     PRECISION,
     blank_mask,
     canonical_value,
@@ -20,11 +19,17 @@ from estatebot.listings.sync.compare import (
     key_values,
     normalize_key,
 )
-from estatebot.listings.sync.hashing import (
+from estatebot.listings.sync.values.hashing import (
     HASH_VERSION,
     frame_fingerprint,
     frame_hashes,
     listing_hash,
+)
+from estatebot.listings.sync.values.tidy import (
+    clean_extension,
+    clean_frame,
+    clean_images,
+    clean_text,
 )
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from estatebot.api.errors import SheetError
+from estatebot.errors import SheetError
 from estatebot.listings.schema import COLUMNS
-from estatebot.listings.sheet import headers as h
+from estatebot.listings.sheet.fields import headers as h
 
 
 def _sources(names: list[str], **kwargs: object) -> dict[str, str | None]:

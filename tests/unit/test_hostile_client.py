@@ -20,7 +20,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from estatebot.api import AsyncClient, Client, _base, _body, _deadline, _responses, errors
+from estatebot import errors
+from estatebot.api import AsyncClient, Client, _base, _body, _deadline, _responses
 from estatebot.api._redact import MASK, redact, register_secret, spellings
 from estatebot.api._retry import RetryPolicy
 from estatebot.api.stream import Final, Fragment, StreamDecoder

@@ -22,14 +22,19 @@ import pytest
 from openpyxl import load_workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
-from estatebot._cells import XLSX_MAX_CHARS, CellWarning
-from estatebot.api.errors import PlanError
+from estatebot._safe_cells import XLSX_MAX_CHARS, CellWarning
 from estatebot.chat.harness.results import ChatTestResults
+from estatebot.errors import PlanError
 from estatebot.listings.sheet.read import read_sheet
-from estatebot.listings.sync.backup import read_backup, read_backup_raw, write_backup
-from estatebot.listings.sync.items import Change, PlannedOp
-from estatebot.listings.sync.plan import SyncPlan, plan_sync
-from estatebot.listings.sync.report import FAILED, ApplyReport, OpOutcome, outcomes_frame
+from estatebot.listings.sync.apply.backup import read_backup, read_backup_raw, write_backup
+from estatebot.listings.sync.plan.operations import Change, PlannedOp
+from estatebot.listings.sync.report.apply_report import (
+    FAILED,
+    ApplyReport,
+    OpOutcome,
+    outcomes_frame,
+)
+from estatebot.listings.sync.sync_plan import SyncPlan, plan_sync
 from factories import complete_listing as listing
 from factories import remote_frame, sheet_frame
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from estatebot.api.errors import PlanError
-from estatebot.listings.sync.entries import op_id, read_journal
-from estatebot.listings.sync.journal import Journal
+from estatebot.errors import PlanError
+from estatebot.listings.sync.apply.journal import Journal
+from estatebot.listings.sync.apply.journal_records import op_id, read_journal
 
 FP = "f" * 64
 SERIAL = "3254a9d0424c4806b9ea3d0763ccf1bf"
@@ -190,7 +190,7 @@ def test_op_ids_are_action_and_key() -> None:
 
 
 def test_the_journal_names_the_service_without_its_user_information(tmp_path: Path) -> None:
-    from estatebot.listings.sync.sent import service_address
+    from estatebot.listings.sync.apply.sent_values import service_address
 
     class Addressed:
         base_url = "https://user:secret@api.example:8443/v1"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from estatebot.api import errors
+from estatebot import errors
 from estatebot.api.models import ListingPage
 from estatebot.api.paging import NoSuchPage, Pager, PageResult, says_no_such_page
 

@@ -14,16 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from estatebot.api.errors import PlanError
 from estatebot.api.models import ListingUpdate
+from estatebot.errors import PlanError
 from estatebot.listings import schema
-from estatebot.listings.sync.hashing import frame_fingerprint, frame_hashes, listing_hash
-from estatebot.listings.sync.plan import (
-    PlannedOp,
-    SyncPlan,
-    plan_cleanup,
-    plan_sync,
-)
+from estatebot.listings.sync.plan.operations import PlannedOp
+from estatebot.listings.sync.sync_plan import SyncPlan, plan_cleanup, plan_sync
+from estatebot.listings.sync.values.hashing import frame_fingerprint, frame_hashes, listing_hash
 from factories import complete_listing as listing
 from factories import remote_frame, sheet_frame
 
@@ -717,8 +713,10 @@ def test_apply_then_replan_is_empty(rows: list[dict[str, Any]], data: st.DataObj
 
 
 def test_public_names_are_importable_from_plan() -> None:
-    from estatebot.listings.sync import desired as plan_sheet
-    from estatebot.listings.sync import items, plan, syncplan
+    from estatebot.listings.sync import sync_plan as syncplan
+    from estatebot.listings.sync.plan import desired as plan_sheet
+    from estatebot.listings.sync.plan import operations as items
+    from estatebot.listings.sync.plan import sync_planner as plan
 
     for name in ("PlannedOp", "Change", "ListingRef", "InvalidRow"):
         assert getattr(plan, name) is getattr(items, name)
@@ -729,7 +727,7 @@ def test_public_names_are_importable_from_plan() -> None:
 
 
 def test_apply_delegates_to_apply_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    from estatebot.listings.sync import apply
+    from estatebot.listings.sync.apply import phases as apply
 
     calls: list[tuple[Any, ...]] = []
 
@@ -860,7 +858,7 @@ bodies_listings = st.fixed_dictionaries(
 @given(st.lists(bodies_listings, min_size=1, max_size=6), st.booleans())
 def test_bodies_are_what_the_model_validates(rows: list[dict[str, Any]], update: bool) -> None:
     from estatebot.api.models import ListingInput, to_wire
-    from estatebot.listings.sync.payloads import FIELDS, RequestBodies, build_bodies
+    from estatebot.listings.sync.values.payloads import FIELDS, RequestBodies, build_bodies
 
     values = [listing(n, **row) for n, row in enumerate(rows)]
     data = {name: [v.get(name) for v in values] for name in FIELDS}

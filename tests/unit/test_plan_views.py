@@ -14,11 +14,11 @@ from tqdm.notebook import tqdm as notebook_tqdm
 
 from estatebot._progress import finish_bar, set_total
 from estatebot.listings.money import format_money, format_money_change
-from estatebot.listings.sync.diffs import key_diff, list_diff, word_diff
-from estatebot.listings.sync.items import Change
-from estatebot.listings.sync.plan import SyncPlan, plan_cleanup, plan_sync
-from estatebot.listings.sync.plan_html import change_cells
-from estatebot.listings.sync.report import ApplyReport, OpOutcome, outcomes_frame
+from estatebot.listings.sync.plan.operations import Change
+from estatebot.listings.sync.report.apply_report import ApplyReport, OpOutcome, outcomes_frame
+from estatebot.listings.sync.sync_plan import SyncPlan, plan_cleanup, plan_sync
+from estatebot.listings.sync.views.plan_html import change_cells
+from estatebot.listings.sync.views.value_diffs import key_diff, list_diff, word_diff
 from factories import complete_listing as listing
 from factories import remote_frame, sheet_frame
 

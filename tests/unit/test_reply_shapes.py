@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 import estatebot as eb
-from estatebot.api import errors
+from estatebot import errors
 from factories import make_listing
 
 SERIAL = "3254a9d0424c4806b9ea3d0763ccf1bf"

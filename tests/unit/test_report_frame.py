@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from estatebot.listings.sync.report import (
+from estatebot.listings.sync.report.apply_report import (
     REPORT_COLUMNS,
     REPORT_DTYPES,
     OpOutcome,

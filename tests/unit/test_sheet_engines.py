@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 import xlwt  # type: ignore[import-untyped]
 
-from estatebot.api.errors import SheetError
-from estatebot.listings.sheet import xlsx
+from estatebot.errors import SheetError
 from estatebot.listings.sheet.read import Sheet, read_sheet
+from estatebot.listings.sheet.readers import xlsx_openpyxl as xlsx
 
 try:
     import fixtures_sheets as fx
@@ -196,7 +196,8 @@ _LEFT_TO_OPENPYXL = {
 def test_sheets_calamine_must_not_read_go_to_openpyxl_before_calamine_starts(
     tmp_path: Path, rows: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from estatebot.listings.sheet import fastbook, xlsxscan
+    from estatebot.listings.sheet.readers import calamine as fastbook
+    from estatebot.listings.sheet.readers import xml_scan as xlsxscan
 
     path = fx.write_raw_xlsx(tmp_path / "odd.xlsx", _HEADER_ROW + rows)
     assert xlsxscan.needs_openpyxl(str(path), "xl/worksheets/sheet1.xml")
@@ -213,7 +214,7 @@ def test_sheets_calamine_must_not_read_go_to_openpyxl_before_calamine_starts(
 
 
 def test_an_ordinary_sheet_is_read_by_calamine_beside_the_survey(tmp_path: Path) -> None:
-    from estatebot.listings.sheet import xlsxscan
+    from estatebot.listings.sheet.readers import xml_scan as xlsxscan
 
     rows = "".join(
         f'<row r="{n}"><c r="A{n}" t="inlineStr"><is><t>M{n}</t></is></c>'

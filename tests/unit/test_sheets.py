@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from estatebot.api.errors import SheetError
+from estatebot.errors import SheetError
 from estatebot.listings import schema
-from estatebot.listings.sheet import xlsx
 from estatebot.listings.sheet.read import Sheet, read_sheet
+from estatebot.listings.sheet.readers import xlsx_openpyxl as xlsx
 
 try:
     import fixtures_sheets as fx

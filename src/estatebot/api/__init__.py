@@ -4,24 +4,10 @@
 models of every request and response, and the exception tree.
 """
 
-from estatebot.api import errors, models
+from estatebot import errors
+from estatebot.api import models
 from estatebot.api.chat import AsyncChatStream, ChatStream
 from estatebot.api.client import AsyncClient, Client
-from estatebot.api.errors import (
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    AuthenticationError,
-    ConfigurationError,
-    ConflictError,
-    EstatebotError,
-    FieldProblem,
-    InvalidRequestError,
-    NotFoundError,
-    RateLimitError,
-    RequestValidationError,
-    ServerError,
-)
 from estatebot.api.models import (
     AIModel,
     Answer,
@@ -38,6 +24,21 @@ from estatebot.api.models import (
     SpaceType,
     StreamResult,
     Tours,
+)
+from estatebot.errors import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    ConfigurationError,
+    ConflictError,
+    EstatebotError,
+    FieldProblem,
+    InvalidRequestError,
+    NotFoundError,
+    RateLimitError,
+    RequestValidationError,
+    ServerError,
 )
 
 __all__ = [

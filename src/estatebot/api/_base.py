@@ -22,7 +22,8 @@ from typing import Any, Generic, Protocol, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from estatebot.api import errors, models
+from estatebot import errors
+from estatebot.api import models
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)

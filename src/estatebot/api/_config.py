@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from estatebot.api import errors
+from estatebot import errors
 from estatebot.api._base import Call, Credential, Operation
 from estatebot.api._keys import read_key
 

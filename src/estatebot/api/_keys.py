@@ -15,7 +15,7 @@ import unicodedata
 
 from pydantic import SecretStr
 
-from estatebot.api import errors
+from estatebot import errors
 from estatebot.api._redact import register_secret
 
 __all__ = ["read_key"]

@@ -1,9 +1,9 @@
 """What came back, as ``Data`` or the right error.
 
 :func:`parse_response` reads an HTTP status and an envelope into the reply's ``Data`` or the
-matching :class:`~estatebot.api.errors.APIError`; :func:`parse_data` reads ``Data`` as the
+matching :class:`~estatebot.errors.APIError`; :func:`parse_data` reads ``Data`` as the
 call's result type; :func:`transport_error` turns an httpx failure into an
-:class:`~estatebot.api.errors.APIConnectionError`, and :func:`attempt_error` any failure while a
+:class:`~estatebot.errors.APIConnectionError`, and :func:`attempt_error` any failure while a
 reply was read (its deadline, its size cap, its encoding) into the project's error;
 :func:`is_live_stream` tells a live stream from an envelope. A redirect is never followed: it is
 an error saying where the service points to and which base URL to set (:func:`redirect_error`).
@@ -23,7 +23,8 @@ import httpx
 import pydantic_core
 from pydantic import ValidationError
 
-from estatebot.api import errors, models
+from estatebot import errors
+from estatebot.api import models
 from estatebot.api._base import Call, Operation
 from estatebot.api._body import BodyDecodeError, ReplyTooLarge
 from estatebot.api._deadline import Deadline, DeadlinePassed

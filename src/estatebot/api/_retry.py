@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import tenacity
 
-from estatebot.api import errors
+from estatebot import errors
 from estatebot.api._base import Operation
 
 logger = logging.getLogger("estatebot.api")

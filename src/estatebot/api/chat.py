@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from estatebot.api import errors
+from estatebot import errors
 from estatebot.api._base import (
     CLIENT_ASK,
     GET_SESSION,

@@ -32,8 +32,8 @@ from estatebot.api._responses import (
 from estatebot.api._retry import RetryPolicy, log_attempt
 from estatebot.api.chat import AsyncChat, Chat
 from estatebot.api.chatbots import AsyncChatbots, Chatbots
-from estatebot.api.errors import EstatebotError
 from estatebot.api.listings import AsyncListings, Listings
+from estatebot.errors import EstatebotError
 
 T = TypeVar("T")
 
@@ -144,16 +144,16 @@ class Client(_ClientBase[httpx.Client]):
     (``ESTATEBOT_BASE_URL``, ``ESTATEBOT_API_KEY``, ``ESTATEBOT_SESSION_KEY``), else a default.
     The keys are trimmed of surrounding whitespace; a key a header cannot carry (whitespace or a
     control character inside, non-ASCII) is refused at once with a
-    :class:`~estatebot.api.errors.ConfigurationError` naming the argument or variable.
+    :class:`~estatebot.errors.ConfigurationError` naming the argument or variable.
 
     ``timeout`` is in seconds (each method also takes ``timeout=``): the longest wait to connect
     and for each next piece of the reply; for a stream, for each next fragment. ``deadline``
     bounds one whole attempt, from sending to the last byte of the reply (and to the start of a
     streamed answer), however the bytes trickle in; a reply that misses it raises
-    :class:`~estatebot.api.errors.APITimeoutError` naming it, and is not retried.
+    :class:`~estatebot.errors.APITimeoutError` naming it, and is not retried.
     ``stream_deadline`` optionally bounds a whole streamed answer. A reply whose body, once
     decoded, passes ``max_reply_bytes`` (64 MiB by default) is an
-    :class:`~estatebot.api.errors.APIError` naming the cap, read no further (a gzip bomb
+    :class:`~estatebot.errors.APIError` naming the cap, read no further (a gzip bomb
     included).
 
     Failed requests are retried up to ``max_retries`` times after the first attempt, with a

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from estatebot.api import errors
+from estatebot import errors
 from estatebot.api._base import (
     CREATE,
     DELETE,
@@ -23,7 +23,6 @@ from estatebot.api._base import (
     parse_new_id,
     validate,
 )
-from estatebot.api.errors import EstatebotError
 from estatebot.api.models import (
     DeleteRequest,
     DeleteResult,
@@ -36,6 +35,7 @@ from estatebot.api.models import (
     to_wire,
 )
 from estatebot.api.paging import PageResult, PageWalk, refusal
+from estatebot.errors import EstatebotError
 
 ListingArg = BaseModel | Mapping[str, Any]
 
@@ -159,7 +159,7 @@ class Listings(SyncResource):
         with 404 are all survived. A listing seen on an earlier page (rows moving while paging)
         is left out of later ones, and a page left with none is skipped. A count that changed
         between pages, or fewer listings than counted, is reported by a
-        :class:`~estatebot.api.paging.PullWarning` at the end. Errors are raised as they come.
+        :class:`~estatebot.errors.PullWarning` at the end. Errors are raised as they come.
         """
         walk = PageWalk(page_size)
         while (ask := walk.next_page()) is not None:

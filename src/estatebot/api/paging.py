@@ -35,13 +35,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from estatebot.api.errors import APIError, EstatebotError, PullError
 from estatebot.api.models import ListingPage
-
-
-class PullWarning(UserWarning):
-    """The listings read may not be all of them: pages skipped, or the listings moved mid-pull."""
-
+from estatebot.errors import APIError, EstatebotError, PullError, PullWarning
 
 # Codes a service plausibly answers a page number past the last with.
 _NO_SUCH_PAGE = frozenset({400, 404, 410, 416, 422})

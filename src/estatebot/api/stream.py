@@ -34,7 +34,7 @@ class StreamFailure(Exception):
     """The stream carried a failure envelope (``Success: false``) with its ``Code`` and ``Message``.
 
     Raised by :meth:`AnswerAssembler.add` and :func:`decode_all`; the client maps it to the
-    :mod:`estatebot.api.errors` tree.
+    :mod:`estatebot.errors` tree.
     """
 
     def __init__(self, code: int | None, message: str) -> None:

@@ -12,7 +12,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from estatebot.listings.sync.artifact import PlanArtifact
+    from estatebot.listings.sync.sync_plan import SyncPlan
 
 __all__ = ["TABLE", "ExitCode", "applied_code", "plan_code"]
 
@@ -56,13 +56,13 @@ TABLE: tuple[tuple[int, str, str], ...] = (
 )  # fmt: skip
 
 
-def plan_code(plan: PlanArtifact) -> ExitCode:
+def plan_code(plan: SyncPlan) -> ExitCode:
     """0 in step, 2 changes, 3 rows invalid or held back: a sheet not in step is never 0."""
     if plan.invalid or plan.held_back:
         return ExitCode.ROWS_NOT_SYNCED
     return ExitCode.OK if plan.is_empty else ExitCode.CHANGES
 
 
-def applied_code(plan: PlanArtifact, ok: bool) -> ExitCode:
+def applied_code(plan: SyncPlan, ok: bool) -> ExitCode:
     """The code of a plan carried out: 4 when an operation failed, else the plan's own code."""
     return plan_code(plan) if ok else ExitCode.FAILED

@@ -21,14 +21,14 @@ from rich.text import Text
 
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import err_console, safe
-from estatebot.cli.plan_flags import ApplyFlags
+from estatebot.cli.flags.plan_options import ApplyFlags
 from estatebot.cli.report_view import shown_path
 from estatebot.cli.runs import Run
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
-    from estatebot.listings.sync.artifact import PlanArtifact
-    from estatebot.listings.sync.report import ApplyReport
+    from estatebot.listings.sync.report.apply_report import ApplyReport
+    from estatebot.listings.sync.sync_plan import SyncPlan
 
 __all__ = ["Files", "carry_out", "journal_progress", "resume_command", "tracked"]
 
@@ -54,7 +54,7 @@ def resume_command(files: Files, serial: str) -> str:
 
 def journal_progress(journal: Path) -> tuple[int, int]:
     """(operations done, operations started) by the journal so far."""
-    from estatebot.listings.sync.entries import read_journal
+    from estatebot.listings.sync.apply.journal_records import read_journal
 
     records = read_journal(journal).records()
     done = sum(1 for record in records.values() if record.done)
@@ -62,7 +62,7 @@ def journal_progress(journal: Path) -> tuple[int, int]:
 
 
 def carry_out(
-    plan: PlanArtifact,
+    plan: SyncPlan,
     client: Client,
     serial: str,
     files: Files,
@@ -76,7 +76,7 @@ def carry_out(
     An interruption exits 130 after printing how many operations are done and the command that
     resumes (``resume_hint`` adds another way, such as running the same ``sync`` again).
     """
-    from estatebot.listings.sync.apply import apply_plan
+    from estatebot.listings.sync.apply.phases import apply_plan
 
     try:
         return apply_plan(
@@ -95,7 +95,7 @@ def carry_out(
         raise typer.Exit(ExitCode.INTERRUPTED) from None
 
 
-def _interrupted(plan: PlanArtifact, files: Files, serial: str, hint: str | None) -> None:
+def _interrupted(plan: SyncPlan, files: Files, serial: str, hint: str | None) -> None:
     console = err_console()
     done, started = journal_progress(files.journal)
     total = len(plan.operations())

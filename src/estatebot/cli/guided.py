@@ -20,14 +20,14 @@ from estatebot.cli.codes import ExitCode, applied_code, plan_code
 from estatebot.cli.confirm import Answer, ask_to_apply
 from estatebot.cli.console import out_console, safe
 from estatebot.cli.execution import Files, carry_out, journal_progress, resume_command, tracked
-from estatebot.cli.plan_flags import ApplyFlags, ShowFlags
+from estatebot.cli.flags.plan_options import ApplyFlags, ShowFlags
 from estatebot.cli.plan_view import Detail, render_plan
 from estatebot.cli.report_view import render_report, shown_path
 from estatebot.cli.runs import RUNS_DIR, Kind, Run, file_digest, find_unfinished, new_run
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
-    from estatebot.listings.sync.artifact import PlanArtifact
+    from estatebot.listings.sync.sync_plan import SyncPlan
 
 __all__ = ["Guided", "RunFlags"]
 
@@ -79,7 +79,7 @@ class Guided:
     sheet: Path | None = None
 
     def __post_init__(self) -> None:
-        from estatebot.listings.sync.sent import service_address
+        from estatebot.listings.sync.apply.sent_values import service_address
 
         self.console = out_console()
         #: The service's address, which a run is bound to (never a credential).
@@ -104,7 +104,7 @@ class Guided:
         self._resume(run)
 
     def _resume(self, run: Run) -> NoReturn:
-        from estatebot.listings.sync.plan import SyncPlan
+        from estatebot.listings.sync.sync_plan import SyncPlan
 
         plan = SyncPlan.load(run.plan_path)
         done, _ = journal_progress(run.journal_path)
@@ -126,7 +126,7 @@ class Guided:
 
     # -- a new plan
 
-    def apply_new(self, plan: PlanArtifact) -> NoReturn:
+    def apply_new(self, plan: SyncPlan) -> NoReturn:
         """Show ``plan``; when it has work, save it in a new run, ask, apply and report."""
         render_plan(
             self.console, plan, detail=self.show.detail, max_rows=self.show.max_rows,
@@ -146,7 +146,7 @@ class Guided:
         )
         self._confirm_and_apply(plan, run, resumed=False)
 
-    def _nothing_to_do(self, plan: PlanArtifact) -> Text:
+    def _nothing_to_do(self, plan: SyncPlan) -> Text:
         if plan.invalid or plan.held_back:
             return Text("Nothing to apply; the rows above are not synced.", style="bold yellow")
         if self.kind == "cleanup":
@@ -155,7 +155,7 @@ class Guided:
 
     # -- asking and applying
 
-    def _confirm_and_apply(self, plan: PlanArtifact, run: Run, *, resumed: bool) -> NoReturn:
+    def _confirm_and_apply(self, plan: SyncPlan, run: Run, *, resumed: bool) -> NoReturn:
         files = Files(plan=run.plan_path, journal=run.journal_path, backup=run.backup_path)
         verb = "Resume applying" if resumed else "Apply"
         answer = ask_to_apply(f"{verb} this plan to chatbot {self.serial}?", yes=self.runs.yes)

@@ -6,7 +6,7 @@ on one Typer app whose group class (:class:`EstatebotGroup`) owns what happens a
 * a usage error (unknown flag, missing argument, bad value) exits 64, a code no command uses
   for a result (see :mod:`estatebot.cli.codes`);
 * an error raised by a command is printed as one ``error:`` line in the command line's terms
-  (:mod:`estatebot.cli.failures`), never as a traceback unless ``--debug``;
+  (:mod:`estatebot.cli.error_messages`), never as a traceback unless ``--debug``;
 * Ctrl-C exits 130.
 """
 
@@ -25,7 +25,7 @@ from estatebot.cli.commands import applying as apply_command
 from estatebot.cli.commands import chat, cleanup, planning, pulling, restoring, serving, syncing
 from estatebot.cli.commands import demo as demo_command
 from estatebot.cli.console import err_console
-from estatebot.cli.failures import report_error, settings
+from estatebot.cli.error_messages import report_error, settings
 
 __all__ = ["EstatebotGroup", "app", "main"]
 

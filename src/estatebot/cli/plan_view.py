@@ -8,7 +8,7 @@ summary. ``detail`` chooses how much: ``summary`` (counts, notes), ``changes`` (
 cap), saying how many more there are and where to see them.
 
 Every text from the sheet, the service or the library passes through
-:func:`~estatebot.cli.console.safe` and :func:`~estatebot.cli.failures.in_cli_terms`.
+:func:`~estatebot.cli.console.safe` and :func:`~estatebot.cli.error_messages.in_cli_terms`.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from rich.console import Console
 from rich.text import Text
 
 from estatebot.cli.console import Block, print_block, safe
-from estatebot.cli.failures import in_cli_terms
+from estatebot.cli.error_messages import in_cli_terms
 from estatebot.cli.values import change_text, currency_of, plain_value, value_text
 
 if TYPE_CHECKING:
     from estatebot.listings.sheet.result import Sheet
-    from estatebot.listings.sync.artifact import PlanArtifact
-    from estatebot.listings.sync.items import Change, HeldBack, InvalidRow, PlannedOp
+    from estatebot.listings.sync.plan.artifact import PlanArtifact
+    from estatebot.listings.sync.plan.operations import Change, HeldBack, InvalidRow, PlannedOp
 
 __all__ = ["Detail", "render_plan", "render_sheet"]
 

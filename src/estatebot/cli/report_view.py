@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.text import Text
 
 from estatebot.cli.console import Block, print_block, safe
-from estatebot.cli.failures import in_cli_terms
+from estatebot.cli.error_messages import in_cli_terms
 
 if TYPE_CHECKING:
-    from estatebot.listings.sync.report import ApplyReport
+    from estatebot.listings.sync.report.apply_report import ApplyReport
 
 __all__ = ["render_report", "shown_path"]
 

@@ -5,13 +5,13 @@ decided List serialization: ``Images`` as ``["https://...", ...]`` and ``Extensi
 ``[{"Key": ..., "value": ...}]``. Parquet keeps ``Images`` as a list column and writes
 ``ExtensionColumn`` as JSON text too (its keys differ from row to row, which a struct cannot hold).
 
-Listing text is untrusted, and goes through the rules of :mod:`estatebot._cells`:
+Listing text is untrusted, and goes through the rules of :mod:`estatebot._safe_cells`:
 
 * text a spreadsheet would run as a formula (``=SUM(A1)``, ``-5% off``, ``@x``) stays text: an
   xlsx string cell with Excel's quote-prefix mark, the value unchanged; in csv, a leading ``'``
   that ``read_sheet`` takes off again. Numbers, negative ones included, stay numbers.
 * characters an xlsx cell cannot hold (``\\x00``, ``\\x0b``, ``\\x1b``, ...) are removed from an
-  xlsx file and the cells named in a :class:`~estatebot._cells.CellWarning`; csv keeps them.
+  xlsx file and the cells named in a :class:`~estatebot._safe_cells.CellWarning`; csv keeps them.
 * a text longer than an xlsx cell holds (32,767 characters) is an :class:`ExportError` naming
   the row, the column and the length, and nothing is written: a cut value read back as a sheet
   would be planned over the listing's whole text. csv and parquet keep it whole.
@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 from openpyxl import Workbook
 
-from estatebot._cells import (
+from estatebot._safe_cells import (
     CSV_QUOTED,
     XLSX_MAX_CHARS,
     CellChange,
@@ -41,7 +41,7 @@ from estatebot._cells import (
     frame_rows,
     warn_changes,
 )
-from estatebot.api.errors import LocatedError
+from estatebot.errors import LocatedError
 from estatebot.listings.schema import DICT_COLUMNS, LIST_COLUMNS
 
 SUFFIXES = (".xlsx", ".csv", ".parquet")
@@ -82,10 +82,10 @@ def write_workbook(
     too_long: TooLong = "error",
 ) -> list[CellChange]:
     """Write each frame (cells already flat) as a sheet of one xlsx workbook, header in row 1;
-    returns the cells changed to fit (see :class:`~estatebot._cells.SheetWriter`).
+    returns the cells changed to fit (see :class:`~estatebot._safe_cells.SheetWriter`).
 
     ``characters`` is ``"remove"`` (an export) or ``"escape"`` (a backup, read back exactly);
-    ``too_long`` is ``"error"`` (:class:`~estatebot._cells.CellTooLong` is raised before
+    ``too_long`` is ``"error"`` (:class:`~estatebot._safe_cells.CellTooLong` is raised before
     anything is saved: the workbook is written to ``path`` only at the end) or ``"cut"``.
     """
     book = Workbook(write_only=True)
@@ -102,7 +102,7 @@ def write_workbook(
 
 def csv_cells(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` fit for csv: text that would read as a formula quoted
-    (:func:`~estatebot._cells.csv_text`), which ``read_sheet`` reads back exactly."""
+    (:func:`~estatebot._safe_cells.csv_text`), which ``read_sheet`` reads back exactly."""
     out = frame.copy()
     for column in out.columns:
         series = out[column]
@@ -121,7 +121,7 @@ def write_frame(frame: pd.DataFrame, path: str | Path, *, sheet_name: str = "Lis
     """Write ``frame`` to ``path``; the format follows the suffix (.xlsx, .csv or .parquet).
 
     Cells that had to change to fit the format (see the module's notes) are named in one
-    :class:`~estatebot._cells.CellWarning`; a value that cannot be written at all raises
+    :class:`~estatebot._safe_cells.CellWarning`; a value that cannot be written at all raises
     :class:`ExportError` and leaves ``path`` as it was.
     """
     target = Path(path)

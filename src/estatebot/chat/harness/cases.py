@@ -1,8 +1,8 @@
 """Reading chat test cases: from a DataFrame, an ``.xlsx``/``.csv`` file or a list, all checked.
 
 :func:`load_cases` gives one :class:`ChatCase` per row, in order; the columns and expectation
-types are described in :mod:`estatebot.chat.expectations`. Problems are reported before anything
-is sent, as :class:`~estatebot.api.errors.SheetError` (a ``ValueError``) naming the row, column and
+types are described in :mod:`estatebot.chat.harness`. Problems are reported before anything
+is sent, as :class:`~estatebot.errors.SheetError` (a ``ValueError``) naming the row, column and
 value. The row is the spreadsheet row number for files (the header is row 1), the index label for
 a DataFrame, and the position for a list.
 """
@@ -19,8 +19,7 @@ from typing import Any, TypeAlias
 
 import pandas as pd
 
-from estatebot.api.errors import SheetError
-from estatebot.chat.harness.cells import (
+from estatebot.chat.harness.case_cells import (
     compile_patterns,
     is_blank,
     parse_bool,
@@ -29,6 +28,7 @@ from estatebot.chat.harness.cells import (
     parse_text,
     split_values,
 )
+from estatebot.errors import SheetError
 
 #: Every expectation type, in the order their ``_pass`` columns appear in results.
 EXPECTATIONS: tuple[str, ...] = (

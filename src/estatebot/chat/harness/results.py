@@ -17,7 +17,7 @@ import pandas as pd
 from openpyxl import Workbook
 from openpyxl.styles import PatternFill
 
-from estatebot._cells import SheetWriter, frame_rows, warn_changes
+from estatebot._safe_cells import SheetWriter, frame_rows, warn_changes
 from estatebot._summary import Summary
 from estatebot.api.models import Answer
 from estatebot.chat.factcheck.claims import (
@@ -27,8 +27,8 @@ from estatebot.chat.factcheck.claims import (
     claims_frame,
     empty_claims,
 )
+from estatebot.chat.harness.case_cells import parse_bool
 from estatebot.chat.harness.cases import EXPECTATIONS, ChatCase
-from estatebot.chat.harness.cells import parse_bool
 from estatebot.chat.harness.checks import Observed, judge
 from estatebot.chat.harness.naming import case_label, fill_case_names
 from estatebot.chat.harness.results_html import results_html
@@ -280,7 +280,7 @@ class ChatTestResults:
         """Write a ``results`` sheet (failed rows highlighted) and a ``summary`` sheet.
 
         Questions and answers are untrusted text, written by the rules of
-        :mod:`estatebot._cells`: never a formula, and read back exactly by :meth:`from_excel`,
+        :mod:`estatebot._safe_cells`: never a formula, and read back exactly by :meth:`from_excel`,
         except that characters a cell cannot hold are removed and an answer longer than a cell
         holds (32,767 characters) is cut, marked as cut; each cell so changed is named in a
         ``CellWarning``. Returns the path written.

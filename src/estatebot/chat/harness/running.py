@@ -18,7 +18,6 @@ from typing import Any, Protocol
 import pandas as pd
 
 from estatebot._progress import progress_bar
-from estatebot.api.errors import RateLimitError
 from estatebot.api.models import Answer
 from estatebot.chat.factcheck.claims import ClaimChecker
 from estatebot.chat.harness.cases import CasesInput, ChatCase, load_cases
@@ -28,6 +27,7 @@ from estatebot.chat.harness.results import (
     claims_of_run,
     results_frame,
 )
+from estatebot.errors import RateLimitError
 from estatebot.listings.remote.pull import pull_listings
 
 __all__ = ["DEFAULT_RATE_LIMIT_WAIT", "ChatClient", "rate_limit_wait", "run_chat_tests"]
@@ -85,7 +85,7 @@ def run_chat_tests(
     times. A case that still fails, or fails in any other way, is recorded in the ``error``
     column and the run goes on.
 
-    Bad cases raise :class:`~estatebot.api.errors.SheetError` before anything is sent.
+    Bad cases raise :class:`~estatebot.errors.SheetError` before anything is sent.
     ``timeout`` (seconds) applies to each question; ``None`` keeps the client's.
 
     When a case sets ``expect_grounded`` true, the chatbot's listings are pulled once, before

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from estatebot.api.client import AsyncClient, Client
-from estatebot.api.errors import EstatebotError
+from estatebot.errors import EstatebotError
 
 __all__ = ["blocking_twin", "chatbot_name", "client_closed", "reopen"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from estatebot.api._redact import redact
-from estatebot.api.errors import (
+from estatebot.errors import (
     APIConnectionError,
     APIError,
     APITimeoutError,

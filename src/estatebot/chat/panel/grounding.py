@@ -19,7 +19,7 @@ from estatebot.api.client import AsyncClient, Client
 from estatebot.chat.factcheck.badge import badge_html
 from estatebot.chat.factcheck.checker import GroundingChecker
 from estatebot.chat.panel.connection import blocking_twin
-from estatebot.chat.turns import Turn
+from estatebot.chat.panel.turns import Turn
 
 __all__ = ["PanelFactCheck"]
 

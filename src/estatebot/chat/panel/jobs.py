@@ -9,8 +9,8 @@ private :class:`LoopThread` when there is none), chained in order.
 :class:`JobRunner` holds the steps: stopping and waiting for jobs, scheduling one, the two send
 loops (sync and async), and filling in the job's turn as fragments, the answer, a stop or a
 failure arrive. A streamed answer
-is re-rendered through a :class:`~estatebot.chat.coalesce.Coalescer`. Error texts pass through the
-API layer's redaction, so no credential is ever shown.
+is re-rendered through a :class:`~estatebot.chat.panel.coalesce.Coalescer`. Error texts pass
+through the API layer's redaction, so no credential is ever shown.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from typing import Any, Literal
 from estatebot.api import models
 from estatebot.api._redact import redact
 from estatebot.api.client import AsyncClient, Client
-from estatebot.api.errors import EstatebotError
-from estatebot.chat.coalesce import Coalescer, Schedule, thread_timer
+from estatebot.chat.panel.coalesce import Coalescer, Schedule, thread_timer
 from estatebot.chat.panel.failures import describe_failure
-from estatebot.chat.render import turn_html
-from estatebot.chat.turns import Turn
+from estatebot.chat.panel.render import turn_html
+from estatebot.chat.panel.turns import Turn
+from estatebot.errors import EstatebotError
 
 __all__ = ["Job", "JobRunner", "LoopThread", "running_loop"]
 

@@ -14,13 +14,13 @@ How the work is done:
   which closes the HTTP response; an async task is also cancelled at once. The partial answer
   stays in the transcript, marked stopped.
 * **Coalescing.** A streamed answer is re-rendered at most once per ``update_interval``
-  seconds (:mod:`estatebot.chat.coalesce`): the first fragment at once, later ones at the end of
-  the interval, and the final text always.
+  seconds (:mod:`estatebot.chat.panel.coalesce`): the first fragment at once, later ones at the end
+  of the interval, and the final text always.
 
 This module holds the widget: its layout, its public API, the transcript and the status line.
 The background work (the jobs, the send loops) is in :mod:`estatebot.chat.panel.jobs`, the
-transcript's data in :mod:`estatebot.chat.turns`, and its HTML is made by
-:mod:`estatebot.chat.render` (answers as safe Markdown). Error texts pass through the API
+transcript's data in :mod:`estatebot.chat.panel.turns`, and its HTML is made by
+:mod:`estatebot.chat.panel.render` (answers as safe Markdown). Error texts pass through the API
 layer's redaction, so no credential is ever shown.
 """
 
@@ -43,8 +43,8 @@ from estatebot.api.client import AsyncClient, Client
 from estatebot.chat.panel.connection import chatbot_name, client_closed, reopen
 from estatebot.chat.panel.grounding import PanelFactCheck
 from estatebot.chat.panel.jobs import Job, JobRunner, LoopThread
-from estatebot.chat.render import status_html, title_html, turn_html
-from estatebot.chat.turns import HISTORY_COLUMNS, Turn, history_frame, parse_file_ids
+from estatebot.chat.panel.render import status_html, title_html, turn_html
+from estatebot.chat.panel.turns import HISTORY_COLUMNS, Turn, history_frame, parse_file_ids
 
 __all__ = ["HISTORY_COLUMNS", "ChatPanel", "Turn"]
 

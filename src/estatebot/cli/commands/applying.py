@@ -8,18 +8,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from estatebot.api.errors import PlanError
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import out_console
 from estatebot.cli.execution import Files, carry_out, tracked
-from estatebot.cli.flag_groups import with_flags
-from estatebot.cli.options import ProgressOption, SerialOption
-from estatebot.cli.plan_flags import ApplyFlags
+from estatebot.cli.flags.option_groups import with_flags
+from estatebot.cli.flags.plan_options import ApplyFlags
+from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
 from estatebot.cli.report_view import render_report, shown_path
 from estatebot.cli.runs import run_of_plan
+from estatebot.errors import PlanError
 
 if TYPE_CHECKING:
-    from estatebot.listings.sync.plan import SyncPlan
+    from estatebot.listings.sync.sync_plan import SyncPlan
 
 __all__ = ["apply"]
 
@@ -90,7 +90,7 @@ def apply(
 
 def _load(path: Path) -> SyncPlan:
     """The plan saved in ``path``; an error naming the file when it holds none."""
-    from estatebot.listings.sync.plan import SyncPlan
+    from estatebot.listings.sync.sync_plan import SyncPlan
 
     try:
         return SyncPlan.load(path)

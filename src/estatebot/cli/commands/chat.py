@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from estatebot.api.errors import EstatebotError
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import out_console, safe
-from estatebot.cli.options import ProgressOption, SerialOption
+from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
 from estatebot.cli.report_view import shown_path
+from estatebot.errors import EstatebotError
 
 __all__ = ["ask", "run_tests"]
 
@@ -47,7 +47,7 @@ def run_tests(
     included).
     """
     from estatebot.api.client import Client
-    from estatebot.chat.testing import run_chat_tests
+    from estatebot.chat.harness.running import run_chat_tests
 
     with Client() as client:
         results = run_chat_tests(client, serial, cases, concurrency=concurrency, progress=progress)

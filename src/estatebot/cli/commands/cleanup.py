@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from estatebot.cli.flag_groups import with_flags
+from estatebot.cli.flags.option_groups import with_flags
+from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags, ShowFlags
+from estatebot.cli.flags.shared_options import KeyName, ProgressOption, SerialOption
 from estatebot.cli.guided import Guided, RunFlags
-from estatebot.cli.options import KeyName, ProgressOption, SerialOption
-from estatebot.cli.plan_flags import ApplyFlags, GuardFlags, ShowFlags
 
 __all__ = ["cleanup"]
 
@@ -57,7 +57,7 @@ def cleanup(
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
-    from estatebot.listings.sync.cleanup import plan_cleanup
+    from estatebot.listings.sync.sync_plan import plan_cleanup
 
     if not status and min_days_on_market is None:
         raise typer.BadParameter(

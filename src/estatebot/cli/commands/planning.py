@@ -10,12 +10,12 @@ import typer
 
 from estatebot.cli.codes import plan_code
 from estatebot.cli.console import out_console
-from estatebot.cli.flag_groups import with_flags
-from estatebot.cli.options import ProgressOption, SerialOption
-from estatebot.cli.plan_flags import GuardFlags, ShowFlags, SyncFlags
+from estatebot.cli.flags.option_groups import with_flags
+from estatebot.cli.flags.plan_options import GuardFlags, ShowFlags, SyncFlags
+from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
+from estatebot.cli.flags.sheet_options import SheetFlags, read_with_flags
 from estatebot.cli.plan_view import render_plan, render_sheet
 from estatebot.cli.report_view import shown_path
-from estatebot.cli.sheet_flags import SheetFlags, read_with_flags
 
 __all__ = ["plan"]
 
@@ -59,7 +59,7 @@ def plan(
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
-    from estatebot.listings.sync.plan import plan_sync
+    from estatebot.listings.sync.sync_plan import plan_sync
 
     read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
     with Client() as client:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from estatebot.cli.options import ConcurrencyOption, ProgressOption, SerialOption
+from estatebot.cli.flags.shared_options import ConcurrencyOption, ProgressOption, SerialOption
 from estatebot.cli.report_view import shown_path
 
 __all__ = ["pull"]

@@ -9,7 +9,7 @@ import typer
 
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import out_console
-from estatebot.cli.options import ConcurrencyOption, ProgressOption, SerialOption
+from estatebot.cli.flags.shared_options import ConcurrencyOption, ProgressOption, SerialOption
 from estatebot.cli.report_view import render_report
 
 __all__ = ["restore"]
@@ -31,7 +31,7 @@ def restore(
 ) -> None:
     """Put the listings of a backup back as they were (exit 0, 4 when any failed, 1 error)."""
     from estatebot.api.client import Client
-    from estatebot.listings.sync.restore import restore as restore_backup
+    from estatebot.listings.sync.apply.restore import restore as restore_backup
 
     with Client() as client:
         result = restore_backup(backup, client, serial, concurrency=concurrency, progress=progress)

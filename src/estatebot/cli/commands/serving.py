@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from estatebot.api.errors import EstatebotError
+from estatebot.errors import EstatebotError
 
 __all__ = ["serve"]
 

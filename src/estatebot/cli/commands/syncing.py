@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from estatebot.cli.commands.planning import SheetArgument
 from estatebot.cli.console import out_console
-from estatebot.cli.flag_groups import with_flags
+from estatebot.cli.flags.option_groups import with_flags
+from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags, ShowFlags, SyncFlags
+from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
+from estatebot.cli.flags.sheet_options import SheetFlags, read_with_flags
 from estatebot.cli.guided import Guided, RunFlags
-from estatebot.cli.options import ProgressOption, SerialOption
-from estatebot.cli.plan_flags import ApplyFlags, GuardFlags, ShowFlags, SyncFlags
 from estatebot.cli.plan_view import render_sheet
-from estatebot.cli.sheet_flags import SheetFlags, read_with_flags
 
 __all__ = ["sync"]
 
@@ -46,7 +46,7 @@ def sync(
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
-    from estatebot.listings.sync.plan import plan_sync
+    from estatebot.listings.sync.sync_plan import plan_sync
 
     with Client() as client:
         guided = Guided("sync", client, serial, runs, show, applying, progress, sheet=sheet)

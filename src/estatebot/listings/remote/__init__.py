@@ -6,7 +6,7 @@ canonical frame of :mod:`estatebot.listings.schema`; :mod:`.bodies` turns such a
 validated Update and Create bodies. Nothing here reads a spreadsheet or plans a sync.
 """
 
-from estatebot.api.paging import PullWarning
+from estatebot.errors import PullWarning
 from estatebot.listings.remote.bodies import to_create_bodies, to_update_bodies
 from estatebot.listings.remote.normalize import (
     NormalizeResult,

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from estatebot.api.errors import PlanError
 from estatebot.api.models import KeyType, ListingInput, ListingUpdate, field_problems
+from estatebot.errors import PlanError
 from estatebot.listings import schema
 
 ErrorMode = Literal["raise", "collect"]
@@ -35,7 +35,7 @@ class BodyBatch(Generic[_Body]):
     """Bodies built in ``errors="collect"`` mode, and the rows that could not become one.
 
     ``rows[i]`` is the frame's index label of ``bodies[i]``; each problem is a
-    :class:`~estatebot.api.errors.PlanError` naming its row label, field and value.
+    :class:`~estatebot.errors.PlanError` naming its row label, field and value.
     """
 
     bodies: list[_Body]
@@ -80,7 +80,7 @@ def to_update_bodies(
     for ``NewOaks``). ``defaults`` gives values for fields a row leaves empty: List never returns
     ``AreaUnit`` (a required field) nor ``Location``, so a frame pulled from the service needs
     at least ``defaults={"AreaUnit": ...}``. With ``errors="raise"`` the first row that fails
-    validation raises a :class:`~estatebot.api.errors.PlanError` naming its index label, MLS
+    validation raises a :class:`~estatebot.errors.PlanError` naming its index label, MLS
     number, field and value; with ``errors="collect"`` every row is tried and a
     :class:`BodyBatch` is returned.
     """

@@ -21,9 +21,9 @@ import pandas as pd
 
 from estatebot._progress import progress_bar, set_total
 from estatebot.api.client import AsyncClient, Client
-from estatebot.api.errors import EstatebotError, PullError
 from estatebot.api.models import ListingPage
-from estatebot.api.paging import Pager, PageResult, PullWarning, refusal
+from estatebot.api.paging import Pager, PageResult, refusal
+from estatebot.errors import EstatebotError, PullError, PullWarning
 from estatebot.listings.remote.normalize import normalize_records
 
 OnError = Literal["raise", "skip"]
@@ -101,7 +101,7 @@ def pull_listings(
     """All listings of a chatbot as a canonical frame (see :mod:`estatebot.listings.schema`).
 
     Pages after the first are fetched by up to ``concurrency`` threads. A page that still fails
-    after the client's retries raises :class:`~estatebot.api.errors.PullError` naming the page;
+    after the client's retries raises :class:`~estatebot.errors.PullError` naming the page;
     with ``on_error="skip"`` the pull goes on, the frame holds what arrived, its
     ``attrs["missing_pages"]`` lists the pages that did not, and a :class:`PullWarning` says so.
     Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``; pass a

@@ -5,16 +5,15 @@ value, message and severity. Errors keep a row out of the listing frame; warning
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from estatebot.listings.sheet.cells import (
-    BoolArray,
-    IntArray,
-    Severity,
-)
-from estatebot.listings.sheet.inputs import Inputs
+if TYPE_CHECKING:
+    # Types only: the field rules fill an Issues, so at run time the arrow runs from them here.
+    from estatebot.listings.sheet.fields.cell_types import BoolArray, IntArray, Severity
+    from estatebot.listings.sheet.fields.inputs import Inputs
 
 
 class Issues:

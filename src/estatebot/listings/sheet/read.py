@@ -22,28 +22,32 @@ import numpy as np
 import pandas as pd
 
 from estatebot._progress import progress_bar, set_total
-from estatebot.api.errors import SheetError
+from estatebot.errors import SheetError
 from estatebot.listings.schema import COLUMNS, KEY_COLUMNS, REQUIRED_COLUMNS
-from estatebot.listings.sheet import cells as cell_rules
-from estatebot.listings.sheet import rules
-from estatebot.listings.sheet.assemble import (
+from estatebot.listings.sheet.fields import cell_types as cell_rules
+from estatebot.listings.sheet.fields import mls_values as rules
+from estatebot.listings.sheet.fields.assemble import (
     ALSO_PRODUCES,
     assemble,
     field_headers,
     gather_extensions,
     type_sources,
 )
-from estatebot.listings.sheet.cells import Column, IntArray
-from estatebot.listings.sheet.derive import derive
-from estatebot.listings.sheet.headers import HeaderMatch, match_headers, unmatched_mapping_keys
-from estatebot.listings.sheet.inputs import Inputs, Options
+from estatebot.listings.sheet.fields.cell_types import Column, IntArray
+from estatebot.listings.sheet.fields.derive import derive
+from estatebot.listings.sheet.fields.headers import (
+    HeaderMatch,
+    match_headers,
+    unmatched_mapping_keys,
+)
+from estatebot.listings.sheet.fields.inputs import Inputs, Options
+from estatebot.listings.sheet.fields.sources import SOURCES
+from estatebot.listings.sheet.fields.validate import typed_default, validate
 from estatebot.listings.sheet.issues import Issues
-from estatebot.listings.sheet.notes import Note
+from estatebot.listings.sheet.readers.notes import Note
+from estatebot.listings.sheet.readers.table import Table, drop_blank_rows, read_table
+from estatebot.listings.sheet.readers.xlsx_openpyxl import Engine
 from estatebot.listings.sheet.result import Sheet
-from estatebot.listings.sheet.sources import SOURCES
-from estatebot.listings.sheet.table import Table, drop_blank_rows, read_table
-from estatebot.listings.sheet.validate import typed_default, validate
-from estatebot.listings.sheet.xlsx import Engine
 
 __all__ = ["Sheet", "read_sheet"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from estatebot._cells import warn_changes
+from estatebot._safe_cells import warn_changes
 from estatebot._summary import Summary
 from estatebot.listings.export import flatten_for_cells, write_workbook
 

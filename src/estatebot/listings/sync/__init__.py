@@ -1,15 +1,24 @@
 """Planning and applying a sync: the desired listings against the remote ones.
 
-:func:`plan_sync` and :func:`plan_cleanup` compare (:mod:`.compare`) and classify listings
-into a :class:`SyncPlan`, an inspectable artifact (:mod:`.artifact`, shown by :mod:`.view`);
-:func:`apply_plan` carries out exactly that plan with a journal (:mod:`.journal`) and a backup
-(:mod:`.backup`) and reports row by row (:mod:`.report`); :func:`restore` puts a backup back.
+Four rooms, in the order data flows, over one of value helpers:
+
+* :mod:`.plan`: a sheet and a pull → a plan (desired rows, pairing, differences, classes, guards,
+  cleanup rules, the plan artifact and its JSON form). Pure: no I/O.
+* :mod:`.apply`: a plan → requests (the runner, stale checks, re-checks, journal, backup,
+  restore, the values sent).
+* :mod:`.report`: what an apply did, one row per operation (:class:`ApplyReport`).
+* :mod:`.views`: a plan's HTML, tables, workbook and plots (imported by no planning or applying
+  code).
+* :mod:`.values`: listing values tidied, compared, hashed and turned into request bodies.
+
+:mod:`.sync_plan` joins them into the :class:`SyncPlan` users hold.
 """
 
-from estatebot.listings.sync.apply import apply_plan
-from estatebot.listings.sync.plan import PlannedOp, SyncPlan, plan_cleanup, plan_sync
-from estatebot.listings.sync.report import ApplyReport
-from estatebot.listings.sync.restore import restore
+from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.apply.restore import restore
+from estatebot.listings.sync.plan.operations import PlannedOp
+from estatebot.listings.sync.report.apply_report import ApplyReport
+from estatebot.listings.sync.sync_plan import SyncPlan, plan_cleanup, plan_sync
 
 __all__ = [
     "ApplyReport",

@@ -1,0 +1,119 @@
+"""Errors in the terms of the command line: which flag to pass, which file and row.
+
+The library's messages speak to Python callers (``pass lot_unit='sqft'``, ``force=True``,
+``190 more in .issues``). :func:`in_cli_terms` rewrites those hints into the flags that do the
+same here, so a person who never opens Python reads ``pass --lot-unit sqft``. Every text the
+command line shows from the library (errors, plan notes, invalid rows' reasons, sheet issues)
+goes through it.
+
+:func:`report_error` prints an error as one line (no traceback unless ``--debug``), masks any
+key, and gives the exit code.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from estatebot.api._redact import redact
+from estatebot.cli.codes import ExitCode
+from estatebot.cli.console import err_console, safe
+from estatebot.errors import EstatebotError
+
+__all__ = ["Settings", "in_cli_terms", "report_error", "settings"]
+
+
+@dataclass
+class Settings:
+    """What the top of the command line decided for this run (``--debug``, the command)."""
+
+    debug: bool = False
+    command: str = ""
+
+
+#: The current run's settings, set by the app's callback before any command runs.
+settings = Settings()
+
+
+def _default(match: re.Match[str]) -> str:
+    field, value = match.group(1), match.group(2)
+    pair = f"{field}={value}"
+    return f'--default "{pair}"' if " " in pair else f"--default {pair}"
+
+
+def _skip_pages(match: re.Match[str]) -> str:
+    if settings.command == "pull":
+        return "(pass --skip-failed-pages to keep the pages that did arrive)"
+    return "(try again when the service answers)"
+
+
+# Most specific first: each rule rewrites a hint the library gives, as the flag that does it.
+_RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"add a (\w+) column, mapping= or defaults="),
+     r"add a \1 column, --mapping FILE or --default \1=VALUE"),
+    (re.compile(r"add a (\w+) column or defaults="), r"add a \1 column or --default \1=VALUE"),
+    (re.compile(r"defaults=\{'(\w+)': '([^']*)'\}"), _default),
+    (re.compile(r"\(e\.g\. \{header: 'ExtensionColumn'\} or \{header: 'ignore'\}\)"),
+     "(a row 'HEADER,ExtensionColumn' or 'HEADER,ignore' in the file)"),
+    (re.compile(r"\bmapping= or defaults="), "--mapping FILE or --default FIELD=VALUE"),
+    (re.compile(r"\bmapping="), "--mapping FILE"),
+    (re.compile(r"\bdefaults="), "--default FIELD=VALUE"),
+    (re.compile(r"\boverrides="), "--set FIELD=VALUE"),
+    (re.compile(r"lot_unit='sqft', 'sqm' or 'acres'"), "--lot-unit sqft, sqm or acres"),
+    (re.compile(r"\blot_unit="), "--lot-unit UNIT"),
+    (re.compile(r"encoding='([\w-]+)' or '([\w-]+)'"), r"--encoding \1 or --encoding \2"),
+    (re.compile(r"encoding='([\w-]+)'"), r"--encoding \1"),
+    (re.compile(r"\(encoding=\.\.\.\)"), "(--encoding NAME)"),
+    (re.compile(r"\bencoding=(?=[\s,;)]|$)"), "--encoding NAME"),
+    (re.compile(r"\bstatuses="), "--statuses FILE"),
+    (re.compile(r"\bforce_delete_count=(\d+)"), r"--force-delete-count \1"),
+    (re.compile(r"\bmax_delete_fraction=([\d.]+)"), r"--max-delete-fraction \1"),
+    (re.compile(r"\bforce=True"), "--force"),
+    (re.compile(r"\ballow_incomplete=True"), "--allow-incomplete"),
+    (re.compile(r"\baccept_flagged=True"), "--accept-flagged"),
+    (re.compile(r"\bcreate_missing=False"), "--no-create"),
+    (re.compile(r"\bdelete_missing=True"), "--delete-missing"),
+    (re.compile(r"\(pass on_error='skip' to keep the pages that did arrive\)"), _skip_pages),
+    (re.compile(r"\bsent_values= another path, or sent_values=False"),
+     "--sent-values FILE for another file, or --no-sent-values"),
+    (re.compile(r"pass (?:base_url|api_key|session_key)= or set "), "set "),
+    (re.compile(r" \(see the sheet's issues\)"), " (listed above)"),
+    (re.compile(r"\(see \.failed\)"), "(see the report: --report FILE)"),
+)  # fmt: skip
+
+
+def in_cli_terms(text: str) -> str:
+    """``text`` with the library's Python hints rewritten as this command line's flags."""
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+#: Errors that come from the input, the files or the service: reported in one line.
+EXPECTED: tuple[type[BaseException], ...] = (
+    EstatebotError, OSError, ValueError, LookupError, ImportError,
+)  # fmt: skip
+
+
+def report_error(error: BaseException) -> ExitCode:
+    """Print ``error`` on stderr as ``error: ...`` in the command line's terms; its exit code.
+
+    Only ``--debug`` adds the traceback. An error nobody expected (a bug) says so and how to
+    see the traceback. Keys are masked in every line, the traceback's included.
+    """
+    console = err_console()
+    if settings.debug:
+        lines = traceback.format_exception(error)
+        console.print(safe(redact("".join(lines)).rstrip()), style="dim", soft_wrap=True)
+    message = str(error) or type(error).__name__
+    if isinstance(error, EXPECTED):
+        text = in_cli_terms(message)
+    else:
+        text = (
+            f"unexpected {type(error).__name__}: {message} (a bug: "
+            "`estatebot --debug ...` shows where)"
+        )
+    console.print(f"error: {safe(redact(text))}", style="bold red", soft_wrap=True)
+    return ExitCode.ERROR

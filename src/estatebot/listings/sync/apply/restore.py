@@ -1,0 +1,235 @@
+"""Put a backup back: listings that exist (by MLSNumber, else Url) are updated to the
+backed-up values, missing ones are created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from pydantic import ValidationError
+
+from estatebot._progress import finish_bar, progress_bar
+from estatebot.api.models import KeyType, ListingInput, field_problems
+from estatebot.listings import schema
+from estatebot.listings.remote.parsers import parse_numbers
+from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.remote.records import WIRE_NAMES
+from estatebot.listings.sync.apply.backup import (
+    read_backup,
+    read_backup_raw,
+)
+from estatebot.listings.sync.apply.send_tasks import Task, check_options
+from estatebot.listings.sync.apply.sender import Runner
+from estatebot.listings.sync.apply.sent_values import (
+    SentValues,
+    open_sent_values,
+    remember_done,
+    service_address,
+)
+from estatebot.listings.sync.apply.stale_check import Remote, shows_body
+from estatebot.listings.sync.report.apply_report import (
+    FAILED,
+    NOT_DONE,
+    UNCHANGED,
+    ApplyReport,
+    OpOutcome,
+    outcomes_frame,
+)
+from estatebot.listings.sync.values.compare import key_values
+from estatebot.listings.sync.values.tidy import clean_value
+
+if TYPE_CHECKING:
+    from estatebot.api.client import Client
+
+#: What a restore sends for a required field the service never returns (see ROUND_TRIP_FIELDS).
+RESTORE_DEFAULTS: dict[str, str] = {"AreaUnit": "Square Feet"}
+
+
+# --------------------------------------------------------------------------- restore
+
+
+def _from_record(name: str, raw: Mapping[str, Any] | None) -> Any:
+    """A field the typed row lost, read back from the List record as the service sent it.
+
+    Numbers are read as the pull reads them (currency, separators, units), but as decimals:
+    a value the typed column refused (1.5 parking spots) is exactly what is kept here.
+    """
+    if not raw or name in schema.LIST_COLUMNS or name in schema.DICT_COLUMNS:
+        return None
+    value = raw.get(WIRE_NAMES.get(name, name))
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if name in schema.INT_COLUMNS or name in schema.FLOAT_COLUMNS:
+        parsed = parse_numbers(pd.Series([value], dtype=object)).values.iloc[0]
+        if parsed is pd.NA:
+            return None
+        number = float(parsed)
+        return int(number) if number.is_integer() else number
+    return str(value).strip()
+
+
+def body_of(
+    row: Mapping[str, Any],
+    raw: Mapping[str, Any] | None = None,
+    sent: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """An Update/Create body (without SerialNumber) from a canonical row, and what was filled in.
+
+    A field the row lacks is taken from ``raw``, the listing's List record as the service sent
+    it, where that holds it (a value the typed frame could not keep, such as 1.5 parking spots),
+    else from ``sent``, the values last sent to it for the fields List never returns (see
+    :mod:`~estatebot.listings.sync.apply.sent_values`).
+    """
+    body: dict[str, Any] = {}
+    filled: list[str] = []
+    for name in schema.COLUMNS:
+        if name == "ID":
+            continue
+        value = clean_value(name, row.get(name))
+        if name in schema.DICT_COLUMNS:
+            value = [{"Key": k, "value": v} for k, v in value.items()] or None
+        elif name in schema.LIST_COLUMNS:
+            value = value or None
+        if value is None:
+            value = _from_record(name, raw)
+        if value is None and sent is not None and sent.get(name) not in (None, ""):
+            value = sent[name]
+        if value is None and name in RESTORE_DEFAULTS:
+            value = RESTORE_DEFAULTS[name]
+            filled.append(f"{name} (not returned by the service) sent as {value!r}")
+        if value is not None:
+            body[name] = value
+    return body, filled
+
+
+def rebuild_problems(
+    row: Mapping[str, Any], raw: Mapping[str, Any] | None, serial: str
+) -> list[str]:
+    """Why a backed-up listing could not be created again from its backup (empty: it could)."""
+    body, _ = body_of(row, raw)
+    try:
+        ListingInput.model_validate({**body, "SerialNumber": serial})
+    except ValidationError as error:
+        return [f"{field}: {message}" for field, message, _ in field_problems(error)]
+    return []
+
+
+def _restore_item(
+    number: int,
+    row: Mapping[str, Any],
+    mls: str | None,
+    url: str | None,
+    remote: Remote,
+    raw: Mapping[str, Any] | None = None,
+    sent: Mapping[str, Any] | None = None,
+) -> Task | OpOutcome:
+    """What restoring one backed-up listing takes: a create, an update, or nothing."""
+    body, filled = body_of(row, raw, sent)
+    note = "; ".join(filled)
+    for kind, key in ((KeyType.MLS_NUMBER.value, mls), (KeyType.URL.value, url)):
+        found = remote.positions(kind, key) if key else []
+        if not found or key is None:
+            continue
+        ident = remote.id_at(found[0])
+        if shows_body(body, remote.row(found[0])):
+            message = "already holds the backed-up values"
+            return OpOutcome("update", key, number, ident, UNCHANGED, message=message)
+        update = {**body, "Key": key, "KeyType": kind}
+        return Task("update", key, kind, number, ident, update, None, note)
+    if mls:
+        return Task("create", mls, KeyType.MLS_NUMBER.value, number, None, body, None, note)
+    if url:
+        return Task("create", url, KeyType.URL.value, number, None, body, None, note)
+    message = "the backed-up listing has neither an MLSNumber nor a Url"
+    return OpOutcome("create", None, number, None, FAILED, message=message)
+
+
+def restore(
+    backup: str | Path,
+    client: Client,
+    serial: str,
+    *,
+    concurrency: int = 8,
+    progress: bool | None = None,
+    sent_values: str | Path | bool | None = None,
+) -> ApplyReport:
+    """Put the listings of a backup (written by ``apply_plan``) back on the chatbot.
+
+    The current listings are pulled; a backed-up listing that exists now (matched by MLSNumber,
+    else Url) is updated to its backed-up values, one that does not is created. Listings that
+    already hold those values are reported ``unchanged`` and not sent. Fields the service never
+    returns (``AreaUnit``, ``Location``) cannot be in a backup: they are sent as last sent by
+    estatebot (the record of :mod:`~estatebot.listings.sync.apply.sent_values`, at ``sent_values``;
+    False keeps none), else ``AreaUnit`` is sent as ``"Square Feet"`` and the row's message says so.
+    """
+    check_options(concurrency, 1)
+    record = open_sent_values(sent_values, service=service_address(client), serial=serial)
+    try:
+        return _restore(backup, client, serial, concurrency, progress, record)
+    finally:
+        if record is not None:
+            record.close()
+
+
+def _restore(
+    backup: str | Path,
+    client: Client,
+    serial: str,
+    concurrency: int,
+    progress: bool | None,
+    record: SentValues | None,
+) -> ApplyReport:
+    frame = read_backup(backup).reset_index(drop=True)
+    raws = read_backup_raw(backup)
+    remote = Remote(pull_listings(client, serial, progress=False))
+    tasks: list[Task] = []
+    settled: list[OpOutcome] = []  # rows decided without a request
+    seen: set[str] = set()
+    mls_keys = key_values(frame["MLSNumber"])
+    url_keys = key_values(frame["Url"])
+    for position in range(len(frame)):
+        row = {column: frame[column].iat[position] for column in schema.COLUMNS}
+        mls, url = mls_keys[position], url_keys[position]
+        sent = _recalled(record, mls, url)
+        item = _restore_item(position + 1, row, mls, url, remote, raws[position], sent)
+        if isinstance(item, Task) and item.key in seen:
+            message = f"{item.key_type} {item.key} is in the backup more than once"
+            item = OpOutcome(item.action, item.key, item.row, item.id, FAILED, message=message)
+        if isinstance(item, Task):
+            seen.add(item.key)
+            tasks.append(item)
+        else:
+            settled.append(item)
+    with progress_bar(len(tasks), "Restoring listings", progress=progress, unit="op") as bar:
+        runner = Runner(
+            client,
+            serial,
+            concurrency=concurrency,
+            delete_chunk=1,
+            journal=None,
+            records={},
+            tick=bar.update,
+        )
+        try:
+            runner.run(tasks)
+        finally:
+            if record is not None:
+                remember_done(record, tasks, runner.outcomes)
+        failed = sum(1 for o in runner.outcomes.values() if o.outcome in NOT_DONE)
+        finish_bar(bar, failed=failed, total=len(tasks))
+    rows = [*settled, *(runner.outcomes[t.op] for t in tasks)]
+    rows.sort(key=lambda o: o.row or 0)
+    # A listing the backup already matches is left alone, so the same call again sends only
+    # what is still missing or different.
+    again = f"eb.restore({str(backup)!r}, client, {serial!r})"
+    return ApplyReport(frame=outcomes_frame(rows), title="Restore", retry_call=again)
+
+
+def _recalled(record: SentValues | None, mls: str | None, url: str | None) -> dict[str, Any]:
+    if record is None:
+        return {}
+    found = record.recall(KeyType.MLS_NUMBER.value, mls) if mls else {}
+    return found or (record.recall(KeyType.URL.value, url) if url else {})

@@ -1,0 +1,400 @@
+"""Sends a plan's operations: bounded concurrency, journaled, one outcome per operation.
+
+Creates and updates go one request each on ``concurrency`` threads; deletes go
+``delete_chunk`` keys a request. A failing operation is reported and the rest go on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any
+
+from estatebot.errors import (
+    APIConnectionError,
+    APIError,
+    ConflictError,
+    ServerError,
+)
+from estatebot.listings.sync.apply.journal import Journal
+from estatebot.listings.sync.apply.journal_records import Event, OpRecord, op_id
+from estatebot.listings.sync.apply.recheck import Recheck
+from estatebot.listings.sync.apply.send_tasks import Task
+from estatebot.listings.sync.report.apply_report import (
+    DONE,
+    FAILED,
+    NOT_SENT,
+    OpOutcome,
+)
+
+if TYPE_CHECKING:
+    from estatebot.api.client import Client
+
+
+# --------------------------------------------------------------------------- running
+
+
+class Runner:
+    """Sends tasks with bounded concurrency, journals them, and collects outcomes."""
+
+    def __init__(
+        self,
+        client: Client,
+        serial: str,
+        *,
+        concurrency: int,
+        delete_chunk: int,
+        journal: Journal | None,
+        records: Mapping[str, OpRecord],
+        tick: Callable[[int], object],
+        look_up: LookUp | None = None,
+        recheck: Recheck | None = None,
+        still_there: StillThere | None = None,
+    ) -> None:
+        self.client = client
+        self.still_there = still_there
+        self.look_up = look_up
+        self.recheck = recheck
+        self.serial = serial
+        self.concurrency = concurrency
+        self.delete_chunk = delete_chunk
+        self.journal = journal
+        self.records = records
+        self.tick = tick
+        self.outcomes: dict[str, OpOutcome] = {}
+
+    def _attempt_number(self, task: Task) -> int:
+        record = self.records.get(task.op)
+        return (record.attempts if record is not None else 0) + 1
+
+    def _started(self, tasks: Sequence[Task], attempts: int) -> None:
+        if self.journal is not None:
+            self.journal.record_many([t.op for t in tasks], "started", attempts=attempts)
+
+    def _finish(
+        self,
+        tasks: Sequence[Task],
+        outcome: str,
+        *,
+        code: int | None,
+        message: str,
+        attempts: int,
+        elapsed_ms: float | None,
+        id: int | None = None,
+    ) -> list[OpOutcome]:
+        if self.journal is not None:
+            event: Event = "done" if outcome == DONE else "failed"
+            self.journal.record_many(
+                [t.op for t in tasks],
+                event,
+                code=code,
+                message=message,
+                attempts=attempts,
+                elapsed_ms=elapsed_ms,
+                id=id,
+            )
+        return [
+            OpOutcome(
+                action=t.action,
+                key=t.key,
+                row=t.row,
+                id=id if id is not None else t.id,
+                outcome=outcome,
+                code=code,
+                message=_join(t.note, message),
+                attempts=attempts,
+                elapsed_ms=elapsed_ms,
+            )
+            for t in tasks
+        ]
+
+    def _send_one(self, task: Task) -> list[OpOutcome]:
+        attempts = self._attempt_number(task)
+        self._started([task], attempts)
+        started = time.monotonic()
+        body = {**(task.body or {}), "SerialNumber": self.serial}
+        if task.action == "create":
+            return self._create(task, body, attempts, started)
+        try:
+            count = self.client.listings.update(body, key=task.key, key_type=task.key_type)
+        except Exception as error:  # one failing listing never stops the others
+            elapsed = (time.monotonic() - started) * 1000
+            code, message = _describe(error)
+            return self._finish(
+                [task], FAILED, code=code, message=message, attempts=attempts, elapsed_ms=elapsed
+            )
+        elapsed = (time.monotonic() - started) * 1000
+        if count == 0:
+            message = f"no listing with {task.key_type} {task.key} on the service: nothing updated"
+            return self._finish(
+                [task], FAILED, code=200, message=message, attempts=attempts, elapsed_ms=elapsed
+            )
+        return self._finish(
+            [task], DONE, code=200, message="", attempts=attempts, elapsed_ms=elapsed
+        )
+
+    def _create(
+        self, task: Task, body: dict[str, Any], attempts: int, started: float
+    ) -> list[OpOutcome]:
+        """Send a create; after an unanswered attempt, look the key up before sending again.
+
+        A create is never sent twice blind: when a request may have gone out unanswered (a
+        dropped connection, a timeout, a 5xx), the service is asked for the key, and the create
+        is sent again only when the listing is absent. A 409 right after such an attempt, with
+        the service holding our listing, is our own create: done.
+        """
+        record = self.records.get(task.op)
+        uncertain = record is not None and record.maybe_applied
+        resent = False
+
+        def finish(
+            outcome: str, code: int | None, message: str, id: int | None = None
+        ) -> list[OpOutcome]:
+            elapsed = (time.monotonic() - started) * 1000
+            return self._finish(
+                [task], outcome, code=code, message=message, attempts=attempts,
+                elapsed_ms=elapsed, id=id,
+            )  # fmt: skip
+
+        while True:
+            try:
+                new_id = self.client.listings.create(body)
+            except Exception as error:  # one failing listing never stops the others
+                code, message = _describe(error)
+                ambiguous = _unanswered(error)
+                if not (ambiguous or (uncertain and isinstance(error, ConflictError))):
+                    return finish(FAILED, code, message)
+                if self.look_up is None:
+                    return finish(FAILED, code, message)
+                try:
+                    found = self.look_up(task)
+                except Exception as lookup_error:
+                    _, why = _describe(lookup_error)
+                    return finish(
+                        FAILED, code, f"{message}; unanswered, and the look-up failed: {why}"
+                    )
+                if found is not None:
+                    found_id, matches = found
+                    if matches or ambiguous:
+                        note = "created: the service holds it after an unanswered attempt"
+                        return finish(DONE, code, note, found_id)
+                    return finish(FAILED, code, message)
+                if not ambiguous or resent:
+                    return finish(FAILED, code, message)
+                uncertain, resent = True, True  # absent: the attempt never landed; once more
+                continue
+            return finish(DONE, 200, "", new_id)
+
+    def _send_deletes(self, chunk: Sequence[Task]) -> list[OpOutcome]:
+        """Send a delete request; after an unanswered one, look the keys up before sending again.
+
+        Like a create, a delete is never sent twice blind: the listings the service no longer
+        holds were deleted by the unanswered request (done), and only those still there are
+        sent once more.
+        """
+        attempts = max(self._attempt_number(t) for t in chunk)
+        self._started(chunk, attempts)
+        started = time.monotonic()
+
+        def finish(
+            tasks: Sequence[Task], outcome: str, code: int | None, message: str
+        ) -> list[OpOutcome]:
+            elapsed = (time.monotonic() - started) * 1000
+            return self._finish(
+                tasks, outcome, code=code, message=message, attempts=attempts, elapsed_ms=elapsed
+            )
+
+        try:
+            count = self._delete(chunk)
+        except Exception as error:  # one failing request never stops the others
+            code, message = _describe(error)
+            if not _unanswered(error) or self.still_there is None:
+                return finish(chunk, FAILED, code, message)
+            try:
+                there = self.still_there(chunk)
+            except Exception as lookup_error:
+                _, why = _describe(lookup_error)
+                return finish(
+                    chunk, FAILED, code, f"{message}; unanswered, and the look-up failed: {why}"
+                )
+            gone = [t for t in chunk if t.op not in there]
+            left = [t for t in chunk if t.op in there]
+            note = "deleted: gone from the service after an unanswered attempt"
+            out = finish(gone, DONE, code, note) if gone else []
+            if not left:
+                return out
+            try:
+                count = self._delete(left)
+            except Exception as again:
+                code, message = _describe(again)
+                return [*out, *finish(left, FAILED, code, message)]
+            return [*out, *finish(left, DONE, 200, _delete_message(count, len(left)))]
+        return finish(chunk, DONE, 200, _delete_message(count, len(chunk)))
+
+    def _delete(self, chunk: Sequence[Task]) -> int:
+        return self.client.listings.delete(
+            self.serial, [t.key for t in chunk], key_type=chunk[0].key_type
+        )
+
+    def run(self, tasks: Sequence[Task]) -> None:
+        """Creates, then updates, then deletes; each phase waits for the one before."""
+        creates = [t for t in tasks if t.action == "create"]
+        updates = [t for t in tasks if t.action == "update"]
+        deletes = [t for t in tasks if t.action == "delete"]
+        with ThreadPoolExecutor(
+            max_workers=self.concurrency, thread_name_prefix="estatebot-apply"
+        ) as pool:
+            try:
+                self._run_phase(pool, [[t] for t in creates], self._send_first, checked=True)
+                self._run_phase(pool, [[t] for t in updates], self._send_first)
+                deletes = self._hold_replaced(creates, deletes)
+                chunks = list(_delete_chunks(deletes, self.delete_chunk))
+                self._run_phase(pool, chunks, self._send_deletes)
+            except BaseException:
+                # Interrupted (Ctrl-C): send nothing more. Requests in flight finish; the
+                # journal shows them as started, and a resumed run sorts them out.
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+    def _hold_replaced(self, creates: Sequence[Task], deletes: Sequence[Task]) -> list[Task]:
+        """The deletes to send: never one of a listing a failed create was meant to replace.
+
+        A create and a delete that share an identity (MLSNumber or Url) are one listing moving;
+        when the create failed, the delete would lose it. Such a delete is not sent (and not
+        journaled: a later run decides it afresh).
+        """
+        failed: set[tuple[str, str]] = set()
+        for task in creates:
+            outcome = self.outcomes.get(task.op)
+            if outcome is not None and outcome.outcome == FAILED:
+                failed |= task.identity
+        if not failed:
+            return list(deletes)
+        send: list[Task] = []
+        for task in deletes:
+            shared = task.identity & failed
+            if not shared:
+                send.append(task)
+                continue
+            name, _ = sorted(shared)[0]
+            self.outcomes[task.op] = not_sent(
+                task,
+                f"not sent: the create of the listing with this {name} failed, and the delete "
+                "would lose it",
+            )
+            self.tick(1)
+        return send
+
+    def _send_first(self, unit: Sequence[Task]) -> list[OpOutcome]:
+        return self._send_one(unit[0])
+
+    def _run_phase(
+        self,
+        pool: ThreadPoolExecutor,
+        units: Sequence[list[Task]],
+        send: Callable[[Sequence[Task]], list[OpOutcome]],
+        *,
+        checked: bool = False,
+    ) -> None:
+        # Submit at most a few jobs ahead of the workers, so an interruption leaves little
+        # queued and memory stays flat for large plans.
+        pending: set[Future[list[OpOutcome]]] = set()
+        queue = self._rechecked(units) if not checked else iter(units)
+        limit = self.concurrency * 2
+        while True:
+            for unit in queue:
+                pending.add(pool.submit(send, unit))
+                if len(pending) >= limit:
+                    break
+            if not pending:
+                return
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                results = future.result()
+                for outcome in results:
+                    self.outcomes[op_id(outcome.action, outcome.key or "")] = outcome
+                self.tick(len(results))
+
+    def _rechecked(self, units: Sequence[list[Task]]) -> Iterator[list[Task]]:
+        """The units to send, each window of them re-checked just before it is sent (when
+        due): a target changed on the service since the apply's check is not sent."""
+        recheck = self.recheck
+        position = 0
+        while position < len(units):
+            if recheck is None or not recheck.due():
+                yield units[position]
+                position += 1
+                continue
+            window: list[list[Task]] = []
+            count = 0
+            while position < len(units) and count < recheck.window:
+                window.append(units[position])
+                count += len(units[position])
+                position += 1
+            changed = recheck([task for unit in window for task in unit])
+            for unit in window:
+                kept = [task for task in unit if task.op not in changed]
+                for task in unit:
+                    if task.op in changed:
+                        outcome, message = changed[task.op]
+                        self.outcomes[task.op] = OpOutcome(
+                            task.action, task.key, task.row, task.id, outcome, message=message
+                        )
+                if len(kept) < len(unit):
+                    self.tick(len(unit) - len(kept))
+                if kept:
+                    yield kept
+
+
+def _delete_message(count: int, sent: int) -> str:
+    if count >= sent:
+        return ""
+    # The service ignores unknown keys, so it cannot say which ones were not there.
+    return (
+        f"the service reported {count} of the {sent} listings of this request deleted (keys it "
+        "does not know are ignored)"
+    )
+
+
+def _delete_chunks(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:
+    by_type: dict[str, list[Task]] = {}
+    for task in tasks:
+        by_type.setdefault(task.key_type, []).append(task)
+    for group in by_type.values():
+        for start in range(0, len(group), size):
+            yield group[start : start + size]
+
+
+def not_sent(task: Task, message: str) -> OpOutcome:
+    """The outcome of an operation held back before sending (not journaled: a later run
+    decides it afresh)."""
+    return OpOutcome(task.action, task.key, task.row, task.id, NOT_SENT, message=message)
+
+
+#: The operations among these (deletes) whose listing the service still holds.
+StillThere = Callable[[Sequence["Task"]], "set[str]"]
+
+#: Looks an unanswered create up: (ID, whether it holds the body), or None when it is absent.
+LookUp = Callable[["Task"], "tuple[int | None, bool] | None"]
+
+
+def _unanswered(error: Exception) -> bool:
+    """Whether a failed request may still have been carried out by the service."""
+    if isinstance(error, APIConnectionError):  # dropped, reset, timed out after sending
+        return error.sent
+    if isinstance(error, ServerError):
+        return True
+    return isinstance(error, APIError) and error.status_code == 408
+
+
+def _describe(error: Exception) -> tuple[int | None, str]:
+    """The server's Code and Message of a failure, or our words for a transport error."""
+    if isinstance(error, APIError):
+        code = error.code if error.code is not None else error.status_code
+        return code, error.message or str(error)
+    return None, str(error) or type(error).__name__
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)

@@ -1,0 +1,345 @@
+"""The steps of planning: each paired, new or remote-only listing becomes an update,
+unchanged, create, skipped create, delete, kept or invalid item of the plan.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from estatebot.api.models import KeyType
+from estatebot.listings import schema
+from estatebot.listings.sync.plan.artifact import PlanArtifact
+from estatebot.listings.sync.plan.differences import field_differences
+from estatebot.listings.sync.plan.guards import refuse_delete_missing
+from estatebot.listings.sync.plan.operations import (
+    Action,
+    Change,
+    HeldBack,
+    InvalidRow,
+    ListingRef,
+    PlannedOp,
+)
+from estatebot.listings.sync.plan.pairing import (
+    Mask,
+    Pairing,
+    Positions,
+    pick,
+    pick_where,
+    present_key,
+    refs,
+)
+from estatebot.listings.sync.values.compare import match_keys
+from estatebot.listings.sync.values.hashing import frame_hashes
+from estatebot.listings.sync.values.payloads import (
+    FIELDS,
+    Columns,
+    build_bodies,
+    empty_like,
+    json_columns,
+    json_rows,
+)
+
+_REQUIRED: frozenset[str] = frozenset(schema.REQUIRED_COLUMNS)
+
+
+def planned_at() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------- the steps
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while planning; restored on exit.
+
+    Planning makes many small objects (values, changes, bodies) that reference counting frees;
+    none form cycles. With large frames alive, every automatic full collection walks all of
+    their objects again: at 100,000 listings, over a quarter of the planning time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def plan_matched(
+    plan: PlanArtifact,
+    ctx: Pairing,
+    tolerance_of: Mapping[str, float],
+    compare_dom: bool,
+    accept_flagged: bool = False,
+) -> None:
+    """Classify the sheet rows found on the service: update, unchanged or invalid."""
+    matched = np.flatnonzero(ctx.usable & (ctx.remote_of >= 0))
+    remote_at = ctx.remote_of[matched]
+    differs = field_differences(ctx, matched, remote_at, tolerance_of)
+    if not accept_flagged:
+        _hold_back(plan, ctx, matched, remote_at, differs)
+    # Unlisted fields (AreaUnit, Location) always look empty remotely: never a reason to update.
+    counted = [
+        j
+        for j, name in enumerate(FIELDS)
+        if (compare_dom or name != "DaysOnMarket") and name not in schema.UNLISTED_COLUMNS
+    ]
+    changed: Mask = np.asarray(differs[:, counted].any(axis=1), dtype=bool)
+    cleared_m = {name: mask[matched] for name, mask in ctx.parts.cleared.items()}
+    for name, mask in cleared_m.items():
+        if name in _REQUIRED:
+            changed |= mask  # a cleared required field makes the row invalid, never unchanged
+
+    same = ~changed
+    plan.unchanged = refs(
+        pick_where(ctx.sheet_keys, matched, same),
+        pick_where(ctx.parts.rows, matched, same),
+        pick_where(ctx.remote_ids, remote_at, same),
+    )
+    to_update = np.flatnonzero(changed)
+    if not len(to_update):
+        return
+    m = len(to_update)
+    sheet_at, remote_rows = matched[to_update], ctx.remote.take(remote_at[to_update])
+    before_columns = json_columns(remote_rows, schema.COLUMNS)
+    befores = json_rows(before_columns, m)
+    before_hashes = frame_hashes(remote_rows, is_clean=True)
+    rows_at, fields_at = np.nonzero(differs[to_update])
+    changed_fields = {FIELDS[j] for j in set(fields_at.tolist())}
+    afters = ctx.parts.json_columns(sheet_at, [f for f in FIELDS if f in changed_fields])
+    if "ExtensionColumn" in afters:
+        # Merged by key into the listing's own mapping: the sheet never drops a key it omits.
+        afters["ExtensionColumn"] = [
+            ctx.parts.merged_extension(int(p), remote)
+            for p, remote in zip(sheet_at, before_columns["ExtensionColumn"], strict=True)
+        ]
+    cleared_u = {name: mask[to_update] for name, mask in cleared_m.items()}
+
+    # The body is the remote listing with exactly the planned changes laid over it.
+    data: Columns = {name: list(before_columns[name]) for name in FIELDS}
+    changes: list[list[Change]] = [[] for _ in range(m)]
+    for i, j in zip(rows_at.tolist(), fields_at.tolist(), strict=True):
+        name = FIELDS[j]
+        clear = cleared_u.get(name)
+        after = empty_like(name) if clear is not None and clear[i] else afters[name][i]
+        data[name][i] = after
+        if name == "ExtensionColumn":
+            changes[i].append(_key_change(before_columns[name][i], after))
+        elif name not in schema.UNLISTED_COLUMNS:  # the remote value is unknown: not a change
+            changes[i].append(Change(name, before_columns[name][i], after))
+    # The request names the listing as the service knows it (the sheet may write its key in
+    # another case, or give it a new one: see Pairing.match).
+    keys = [present_key(k) for k in pick(ctx.remote_keys, remote_at[to_update])]
+    data["Key"], data["KeyType"] = keys, [ctx.key_type.value] * m
+    bodies = build_bodies(data, cleared_u, m, update=True)
+    rows = pick(ctx.parts.rows, sheet_at)
+    unknown = _unknown_fields(ctx, sheet_at, cleared_u, bodies)
+    for n, (body, reasons) in enumerate(bodies):
+        before, k, row = befores[n], keys[n], rows[n]
+        if body is None:
+            plan.invalid.append(InvalidRow(row, k, before["ID"], tuple(reasons)))
+            continue
+        count = len(changes[n])
+        plan.updates.append(
+            PlannedOp(
+                "update", k, ctx.key_type.value, row, before["ID"], body, before,
+                before_hashes[n], tuple(changes[n]),
+                f"{count} field{'s' if count != 1 else ''} changed", unknown[n],
+            )
+        )  # fmt: skip
+    _note_unknown(plan)
+
+
+def _unknown_fields(
+    ctx: Pairing,
+    sheet_at: Positions,
+    cleared: Mapping[str, Mask],
+    bodies: Sequence[tuple[dict[str, Any] | None, Any]],
+) -> list[tuple[str, ...]]:
+    """Per update, the fields List never returns that its sheet row does not give.
+
+    A value the sheet leaves blank, or fills from ``defaults``, says nothing of the listing's
+    own value; a cell holding the clear token does (the field is emptied on purpose).
+    """
+    out: list[tuple[str, ...]] = []
+    defaulted = {
+        name: mask[sheet_at] for name, mask in ctx.parts.defaulted.items()
+        if name in schema.UNLISTED_COLUMNS
+    }  # fmt: skip
+    for n, (body, _) in enumerate(bodies):
+        names = []
+        for name in schema.UNLISTED_COLUMNS:
+            if name in cleared and cleared[name][n]:
+                continue
+            blank = body is None or body.get(name) in (None, "")
+            if blank or (name in defaulted and defaulted[name][n]):
+                names.append(name)
+        out.append(tuple(names))
+    return out
+
+
+def _note_unknown(plan: PlanArtifact) -> None:
+    counts: dict[str, int] = {}
+    for op in plan.updates:
+        for name in op.unknown:
+            counts[name] = counts.get(name, 0) + 1
+    if counts:
+        fields = ", ".join(f"{name} on {count}" for name, count in sorted(counts.items()))
+        plan.notes.append(
+            f"remote value unknown ({fields} updates): the service never shows these fields and "
+            "the sheet does not give them; apply sends the value last sent to each listing where "
+            "it is recorded, else the sheet's default or nothing"
+        )
+
+
+def _key_change(before: dict[str, str], after: dict[str, str]) -> Change:
+    """An ExtensionColumn change, key by key: only the keys set, changed or removed."""
+    names = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    return Change(
+        "ExtensionColumn",
+        {k: before[k] for k in names if k in before},
+        {k: after[k] for k in names if k in after},
+    )
+
+
+def _hold_back(
+    plan: PlanArtifact, ctx: Pairing, matched: Positions, remote_at: Positions, differs: Mask
+) -> None:
+    """Unmark the changes the reader warned about, and list them as held back."""
+    for name, mask in ctx.parts.flagged.items():
+        j = FIELDS.index(name)
+        held = np.flatnonzero(mask[matched] & differs[:, j])
+        differs[held, j] = False
+        for i in held.tolist():
+            position = int(matched[i])
+            ident = ctx.remote_ids[int(remote_at[i])]
+            _note_held(plan, ctx, position, name, ident)
+
+
+def _note_held(
+    plan: PlanArtifact, ctx: Pairing, position: int, name: str, ident: int | None
+) -> None:
+    column, value, message = ctx.parts.flags[(position, name)]
+    key = ctx.sheet_keys[position]
+    plan.held_back.append(
+        HeldBack(ctx.parts.rows[position], key, ident, name, column, value, message)
+    )
+
+
+def plan_new(
+    plan: PlanArtifact, ctx: Pairing, create_missing: bool, accept_flagged: bool = False
+) -> None:
+    """Classify the sheet rows not on the service: create, skipped create or invalid."""
+    new_rows = np.flatnonzero(ctx.usable & (ctx.remote_of < 0))
+    if not len(new_rows):
+        return
+    if ctx.key_type is KeyType.NEW_OAKS:
+        # The service assigns IDs: a listing cannot be created under a chosen one.
+        for position in new_rows.tolist():
+            k = present_key(ctx.sheet_keys[position])
+            reason = f"ID: no listing {k} on the service to update"
+            plan.invalid.append(InvalidRow(ctx.parts.rows[position], k, None, (reason,)))
+        return
+    data = ctx.parts.json_columns(new_rows, FIELDS)
+    cleared_n = {name: mask[new_rows] for name, mask in ctx.parts.cleared.items()}
+    for name, mask in cleared_n.items():
+        for i in np.flatnonzero(mask).tolist():
+            data[name][i] = empty_like(name)
+    if not accept_flagged:
+        # A new listing is created without a value the reader warned about.
+        for name, mask in ctx.parts.flagged.items():
+            for i in np.flatnonzero(mask[new_rows]).tolist():
+                data[name][i] = empty_like(name)
+                _note_held(plan, ctx, int(new_rows[i]), name, None)
+    bodies = build_bodies(data, cleared_n, len(new_rows), update=False)
+    action: Action = "create" if create_missing else "skipped_create"
+    keys = [present_key(k) for k in pick(ctx.sheet_keys, new_rows)]
+    rows = pick(ctx.parts.rows, new_rows)
+    for k, row, (body, reasons) in zip(keys, rows, bodies, strict=True):
+        if body is None:
+            plan.invalid.append(InvalidRow(row, k, None, tuple(reasons)))
+            continue
+        op = PlannedOp(
+            action, k, ctx.key_type.value, row, None, body, None, None, (), "new listing"
+        )
+        (plan.creates if create_missing else plan.skipped_create).append(op)
+
+
+def plan_remote_only(plan: PlanArtifact, ctx: Pairing, delete_missing: bool) -> None:
+    """Classify the remote listings the sheet does not name: delete (when asked) or kept."""
+    allow_missing = bool(delete_missing)
+    if delete_missing:
+        valid = len(plan.updates) + len(plan.unchanged) + len(plan.creates)
+        valid += len(plan.skipped_create)
+        refusal = refuse_delete_missing(len(ctx.sheet_keys), valid, ctx.parts.rejected)
+        if refusal:
+            plan.refusals.append(refusal)
+            allow_missing = False
+    in_sheet = ctx.sheet_key_set
+    unpublished_at: dict[str, tuple[int | None, str]] = {}
+    for row, written, status in ctx.parts.unpublished:
+        (k,) = match_keys([written])
+        if k is None:
+            continue
+        if k in in_sheet:
+            plan.notes.append(
+                f"{ctx.key_column} {written!r} is both published and unpublished in the sheet "
+                f"(row {row}, {status}): the published row is used, nothing is deleted"
+            )
+            continue
+        unpublished_at.setdefault(k, (row, status))
+    # Remote keys are unique, so a remote listing is named by the sheet exactly when some sheet
+    # row (usable or not) was paired with it.
+    named = np.zeros(len(ctx.remote_keys), dtype=bool)
+    named[ctx.remote_of[ctx.remote_of >= 0]] = True
+    unkeyed = 0
+    chosen: list[tuple[int, int | None, str]] = []
+    for position in np.flatnonzero(~named).tolist():
+        k = ctx.remote_keys[position]
+        if k is None:
+            unkeyed += 1
+            plan.kept.append(ListingRef(None, None, ctx.remote_ids[position]))
+        elif ctx.remote_match[position] in unpublished_at:
+            row, status = unpublished_at[str(ctx.remote_match[position])]
+            chosen.append((position, row, f"unpublished in the sheet ({status})"))
+        elif allow_missing:
+            chosen.append((position, None, "not in the sheet"))
+        else:
+            plan.kept.append(ListingRef(k, None, ctx.remote_ids[position]))
+    if unkeyed:
+        plan.notes.append(
+            f"{unkeyed} remote listings have no {ctx.key_column}: they cannot be matched and "
+            "are left alone"
+        )
+    plan.deletes = delete_ops(ctx.remote, ctx.remote_keys, chosen, ctx.key_type)
+
+
+def delete_ops(
+    remote_clean: pd.DataFrame,
+    remote_keys: Sequence[str | None],
+    chosen: Sequence[tuple[int, int | None, str]],
+    key_type: KeyType,
+) -> list[PlannedOp]:
+    """Delete operations for the chosen remote positions, ordered by ID then key."""
+    if not chosen:
+        return []
+    rows = remote_clean.take([p for p, _, _ in chosen])
+    befores = json_rows(json_columns(rows, schema.COLUMNS), len(chosen))
+    hashes = frame_hashes(rows, is_clean=True)
+    ops = [
+        PlannedOp(
+            "delete", str(remote_keys[p]), key_type.value, row, before["ID"], None, before,
+            before_hash, (), reason,
+        )
+        for (p, row, reason), before, before_hash in zip(chosen, befores, hashes, strict=True)
+    ]  # fmt: skip
+    ops.sort(key=lambda op: (op.id is None, op.id if op.id is not None else 0, op.key))
+    return ops

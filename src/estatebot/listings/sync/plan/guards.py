@@ -1,0 +1,164 @@
+"""Checks of a plan's options, and the guards every plan passes: unique remote keys, no
+delete-missing from a sheet that cannot vouch for it, no deletes past the allowed fraction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from estatebot.api.models import KeyType
+from estatebot.errors import PlanError
+from estatebot.listings import schema
+from estatebot.listings.sync.plan.artifact import PlanArtifact
+from estatebot.listings.sync.plan.operations import InvalidRow, ListingRef
+
+_NUMERIC: frozenset[str] = frozenset(schema.INT_COLUMNS) | frozenset(schema.FLOAT_COLUMNS)
+
+
+# --------------------------------------------------------------------------- options
+
+
+def parse_key_type(key: str | KeyType) -> KeyType:
+    names = {
+        "mlsnumber": KeyType.MLS_NUMBER,
+        "url": KeyType.URL,
+        "newoaks": KeyType.NEW_OAKS,
+        "id": KeyType.NEW_OAKS,
+    }
+    found = names.get(str(key).strip().lower())
+    if found is None:
+        raise PlanError("key must be one of MLSNumber, URL or NewOaks", value=key)
+    return found
+
+
+def check_tolerances(tolerances: Mapping[str, float] | None) -> dict[str, float]:
+    checked: dict[str, float] = {}
+    for name, value in (tolerances or {}).items():
+        if name not in _NUMERIC or name == "ID":
+            raise PlanError(
+                "tolerances apply to numeric listing fields only", column=name, value=value
+            )
+        number = float(value)
+        if not math.isfinite(number) or number < 0:
+            raise PlanError("a tolerance must be a finite number ≥ 0", column=name, value=value)
+        checked[name] = number
+    return checked
+
+
+def check_fraction(max_delete_fraction: float) -> float:
+    fraction = float(max_delete_fraction)
+    if not 0 <= fraction <= 1:
+        raise PlanError("max_delete_fraction must be between 0 and 1", value=max_delete_fraction)
+    return fraction
+
+
+# --------------------------------------------------------------------------- guards
+
+
+def guard_deletes(
+    count: int, remote_count: int, fraction: float, force_delete_count: int | None
+) -> None:
+    """Raise PlanError when the deletes pass the fraction unconfirmed, or the force is wrong."""
+    if force_delete_count is not None:
+        if force_delete_count != count:
+            raise PlanError(
+                f"force_delete_count={force_delete_count} does not match the plan, which would "
+                f"delete exactly {count} listings; pass force_delete_count={count} to confirm",
+                value=force_delete_count,
+            )
+        return
+    limit = fraction * remote_count
+    if count > limit:
+        share = count / remote_count if remote_count else 1.0
+        raise PlanError(
+            f"the plan would delete {count} of {remote_count} remote listings ({share:.1%}), "
+            f"more than max_delete_fraction={fraction:g} allows ({math.floor(limit)}); "
+            f"check the sheet and the key, then pass force_delete_count={count} to confirm "
+            "exactly this many deletes",
+            value=count,
+        )
+
+
+def remote_positions(
+    keys: list[str | None],
+    ids: Sequence[Any],
+    key_column: str,
+    *,
+    shown: Sequence[str | None] | None = None,
+) -> dict[str, int]:
+    """Each remote key's position (unkeyed listings left out).
+
+    ``keys`` are the keys as matched; ``shown`` the same keys as written, for the message.
+    Raises PlanError naming every key that appears more than once in the remote listings.
+    """
+    found: dict[Any, int] = dict(zip(keys, range(len(keys)), strict=True))
+    found.pop(None, None)
+    if len(found) == len(keys) - keys.count(None):
+        return found
+    counts: dict[str, int] = {}
+    for text in keys:
+        if text is not None:
+            counts[text] = counts.get(text, 0) + 1
+    groups: dict[str, list[str]] = {}
+    names: dict[str, str] = {}
+    for position, k in enumerate(keys):
+        if k is not None and counts[k] > 1:
+            ident = ids[position]
+            name = names.setdefault(k, str(shown[position] if shown is not None else k))
+            groups.setdefault(name, []).append(
+                f"ID {ident}" if ident is not None else f"position {position + 1}"
+            )
+    listed = "; ".join(f"{k!r} ({', '.join(v)})" for k, v in list(groups.items())[:10])
+    more = f"; and {len(groups) - 10} more" if len(groups) > 10 else ""
+    first = next(iter(groups))
+    raise PlanError(
+        f"{len(groups)} {key_column} keys appear more than once in the remote listings, so "
+        f"they cannot be matched: {listed}{more}; remove the duplicates on the service or plan "
+        "by another key",
+        column=key_column,
+        value=first,
+    )
+
+
+def refuse_delete_missing(
+    n_sheet: int, valid_count: int, rejected: Sequence[InvalidRow]
+) -> str | None:
+    if n_sheet == 0 and not rejected:
+        return "delete_missing ignored: the sheet has no rows"
+    if valid_count == 0:
+        return "delete_missing ignored: the sheet has no valid rows"
+    if rejected:
+        shown = ", ".join(str(r.row) for r in rejected[:10])
+        more = f" and {len(rejected) - 10} more" if len(rejected) > 10 else ""
+        return (
+            f"delete_missing ignored: the reader rejected {len(rejected)} sheet rows "
+            f"(rows {shown}{more}), and their listings cannot be told apart from listings "
+            "missing from the sheet; fix or remove those rows to delete missing listings"
+        )
+    return None
+
+
+def hold_for_incomplete_pull(plan: PlanArtifact, incomplete: Mapping[str, Any]) -> None:
+    """Turn a plan's creates into skipped creates and its deletes into kept listings.
+
+    The remote listings were not all pulled: a listing missing from them would be planned as a
+    new one (created twice, or refused), and what is missing cannot be told from what is gone.
+    """
+    reason = str(incomplete.get("reason") or "the pull was incomplete")
+    if not (plan.creates or plan.deletes):
+        plan.notes.append(f"the remote listings may be incomplete ({reason})")
+        return
+    plan.refusals.append(
+        f"the remote listings are incomplete ({reason}): {len(plan.creates)} creates and "
+        f"{len(plan.deletes)} deletes held back; pull again, or pass allow_incomplete=True"
+    )
+    why = f"not created: the pull was incomplete ({reason})"
+    plan.skipped_create.extend(
+        replace(op, action="skipped_create", reason=why) for op in plan.creates
+    )
+    plan.creates = []
+    plan.kept.extend(ListingRef(op.key, op.row, op.id) for op in plan.deletes)
+    plan.deletes = []

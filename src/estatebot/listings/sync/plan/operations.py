@@ -1,0 +1,105 @@
+"""The items of a sync plan: one operation, one field change, a listing left alone, a row
+that cannot be synced.
+
+Frozen and JSON-safe: a plan is an artifact that is saved, read back and applied elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from estatebot.api.models import ListingInput, ListingUpdate
+
+if TYPE_CHECKING:
+    pass
+
+
+Action = Literal["create", "update", "delete", "skipped_create"]
+
+
+# --------------------------------------------------------------------------- plan items
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field of an update: its remote value and the value the update sends (JSON-safe)."""
+
+    field: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class PlannedOp:
+    """One operation the apply step will perform, with everything it needs.
+
+    ``body`` is the complete request body in wire form, without ``SerialNumber`` (added at
+    apply time by :meth:`request`); None for deletes. ``before`` is the remote listing's clean
+    values (JSON-safe) and ``before_hash`` its
+    :func:`~estatebot.listings.sync.values.hashing.listing_hash`, for updates and deletes.
+    """
+
+    action: Action
+    key: str
+    key_type: str
+    row: int | None
+    id: int | None
+    body: dict[str, Any] | None
+    before: dict[str, Any] | None
+    before_hash: str | None
+    changes: tuple[Change, ...] = ()
+    reason: str = ""
+    #: An update's fields the service never shows (``AreaUnit``, ``Location``) that the sheet
+    #: does not give: their value on the service is unknown, so apply sends the value last sent
+    #: (see :mod:`~estatebot.listings.sync.apply.sent_values`) where one is recorded, else the
+    #: body's.
+    unknown: tuple[str, ...] = ()
+
+    def request(self, serial: str) -> ListingInput | ListingUpdate:
+        """The validated request model of a create or update, for the chatbot ``serial``."""
+        if self.body is None:
+            raise ValueError(f"a {self.action} has no request body")
+        data = {**self.body, "SerialNumber": serial}
+        if self.action == "update":
+            return ListingUpdate.model_validate(data)
+        return ListingInput.model_validate(data)
+
+
+class ListingRef(NamedTuple):
+    """A listing the plan leaves alone (unchanged or kept): its key, sheet row and ID.
+
+    A named tuple: a plan of 100,000 listings holds that many of them, made at C speed.
+    """
+
+    key: str | None
+    row: int | None
+    id: int | None
+
+
+@dataclass(frozen=True)
+class InvalidRow:
+    """A sheet row that cannot be synced, with every reason."""
+
+    row: int | None
+    key: str | None
+    id: int | None
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """A sheet value the reader warned about, so the plan does not write it.
+
+    The listing keeps its own value for ``field`` (a new listing is created without it), and
+    ``message`` says what the reader found in cell ``column`` of ``row``. ``accept_flagged=True``
+    plans such values like any other.
+    """
+
+    row: int | None
+    key: str | None
+    id: int | None
+    field: str
+    column: str | None
+    value: str | None
+    message: str

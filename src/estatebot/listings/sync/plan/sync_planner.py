@@ -1,0 +1,226 @@
+"""Desired listings vs remote listings → a plan (pure: no I/O, inputs never changed).
+
+A plan is an inspectable artifact, made before anything is sent: every listing is classified as
+``create``, ``update`` (with field-level changes), ``unchanged``, ``delete``, ``invalid``,
+``kept`` (on the service only, left alone) or ``skipped_create``. Each create and update carries
+its complete, validated request body; each update and delete carries the hash of the remote
+listing it was planned against, so the apply step can refuse to act on a listing that changed
+since. Apply does exactly the plan, no more.
+
+Rules:
+
+* Listings are matched by key (``MLSNumber``, ``URL`` or ``NewOaks``) compared as trimmed text
+  without case. A sheet row no listing's key matches and a listing no row names that share
+  the other identity (MLSNumber or Url) are one listing, updated under its old key.
+  A key present twice in the remote listings is an error (never paired by order); every sheet
+  row of a key present twice in the sheet is invalid.
+* Values are compared canonically (:mod:`estatebot.listings.sync.values.compare`). A change of
+  ``DaysOnMarket`` alone does not make an update unless ``compare_days_on_market=True``.
+* An update body is the remote listing with the sheet's changed fields laid over it: a blank
+  cell keeps the remote value; only a cleared cell (the reader's clear token) empties a field.
+* Deletes happen only when asked (``delete_missing=True``) or for listings the export marks as
+  unpublished, and never from an empty or all-invalid sheet, nor past ``max_delete_fraction``
+  of the remote listings unless ``force_delete_count`` confirms the exact number.
+
+This module is the entry point of planning. Its steps live beside it: the sheet is read by
+:mod:`~estatebot.listings.sync.plan.desired`, rows pair with listings in
+:mod:`~estatebot.listings.sync.plan.pairing`, field differences are found by
+:mod:`~estatebot.listings.sync.plan.differences` under the rules of
+:mod:`~estatebot.listings.sync.values.compare`, each listing is classified by
+:mod:`~estatebot.listings.sync.plan.classify` with bodies from
+:mod:`~estatebot.listings.sync.values.payloads`, and :mod:`~estatebot.listings.sync.plan.guards`
+refuses what a plan must not do. The plan itself (its items, summary and JSON form) is in
+:mod:`~estatebot.listings.sync.plan.artifact`; :func:`plan_cleanup` is in
+:mod:`~estatebot.listings.sync.plan.cleanup_planner`.
+
+Work is done a column at a time over all listings (cleaning, pairing by key, comparing); only
+the listings that change get a before-image, a hash and a body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pandas as pd
+
+from estatebot.api.models import KeyType
+from estatebot.listings import schema
+from estatebot.listings.sync.plan.artifact import PlanArtifact
+from estatebot.listings.sync.plan.classify import (
+    collector_paused,
+    plan_matched,
+    plan_new,
+    plan_remote_only,
+    planned_at,
+)
+from estatebot.listings.sync.plan.desired import (
+    SheetLike,
+    sheet_parts,
+)
+from estatebot.listings.sync.plan.guards import (
+    check_fraction,
+    check_tolerances,
+    guard_deletes,
+    hold_for_incomplete_pull,
+    parse_key_type,
+    remote_positions,
+)
+from estatebot.listings.sync.plan.operations import InvalidRow
+from estatebot.listings.sync.plan.pairing import Pairing
+from estatebot.listings.sync.values.compare import key_values, match_keys
+from estatebot.listings.sync.values.hashing import frame_fingerprint
+from estatebot.listings.sync.values.tidy import NONE, clean_frame
+
+__all__ = ["plan_sync"]
+
+
+def plan_sync(
+    sheet: SheetLike | pd.DataFrame,
+    remote: pd.DataFrame,
+    *,
+    key: str | KeyType = "MLSNumber",
+    delete_missing: bool = False,
+    create_missing: bool = True,
+    max_delete_fraction: float = 0.2,
+    force_delete_count: int | None = None,
+    compare_days_on_market: bool = False,
+    tolerances: Mapping[str, float] | None = None,
+    accept_flagged: bool = False,
+    allow_incomplete: bool = False,
+) -> PlanArtifact:
+    """Plan how to make the remote listings match a sheet; nothing is sent.
+
+    ``sheet`` is a read spreadsheet (:class:`SheetLike`) or a plain canonical frame (then no
+    issues, nothing cleared, nothing unpublished). ``remote`` is the canonical frame of
+    ``pull_listings``. ``key`` picks the matching field: ``"MLSNumber"``, ``"URL"`` (column
+    ``Url``) or ``"NewOaks"`` (column ``ID``).
+
+    ``delete_missing`` deletes remote listings absent from the sheet; it is refused (and the
+    reason recorded in ``refusals``) when the sheet has no valid rows or when the reader
+    rejected rows, whose listings cannot be told apart from missing ones. Listings the export
+    marks as unpublished are deleted in any case. ``create_missing=False`` reports new listings
+    as ``skipped_create`` instead of planning them. ``tolerances`` replaces the comparison
+    precision of numeric fields by an absolute tolerance. A sheet value the reader warned about
+    (a ZIP that lost its leading zero, a price that disagrees with itself, ...) is held back: the
+    listing keeps its own value and the plan lists it under ``held_back``, unless
+    ``accept_flagged=True``. A value that came from the reader's ``defaults`` fills an empty
+    field only; one from its ``overrides`` is written everywhere. When ``remote`` is marked
+    incomplete (``attrs["incomplete"]``, set by ``pull_listings``), nothing is created or deleted:
+    a listing missing from the pull would be planned as new; ``allow_incomplete=True`` overrides.
+
+    Raises PlanError for duplicate remote keys, an unknown key, bad options, or when the deletes
+    exceed ``max_delete_fraction`` of the remote listings and ``force_delete_count`` does not
+    equal their exact number (a wrong ``force_delete_count`` is refused in every case).
+    """
+    with collector_paused():
+        return _plan_sync(
+            sheet,
+            remote,
+            key=key,
+            delete_missing=delete_missing,
+            create_missing=create_missing,
+            max_delete_fraction=max_delete_fraction,
+            force_delete_count=force_delete_count,
+            compare_days_on_market=compare_days_on_market,
+            tolerances=tolerances,
+            accept_flagged=accept_flagged,
+            allow_incomplete=allow_incomplete,
+        )
+
+
+def _plan_sync(
+    sheet: SheetLike | pd.DataFrame,
+    remote: pd.DataFrame,
+    *,
+    key: str | KeyType,
+    delete_missing: bool,
+    create_missing: bool,
+    max_delete_fraction: float,
+    force_delete_count: int | None,
+    compare_days_on_market: bool,
+    tolerances: Mapping[str, float] | None,
+    accept_flagged: bool,
+    allow_incomplete: bool,
+) -> PlanArtifact:
+    key_type = parse_key_type(key)
+    tolerance_of = check_tolerances(tolerances)
+    fraction = check_fraction(max_delete_fraction)
+    options: dict[str, Any] = {
+        "key": key_type.value,
+        "delete_missing": bool(delete_missing),
+        "create_missing": bool(create_missing),
+        "max_delete_fraction": fraction,
+        "force_delete_count": force_delete_count,
+        "compare_days_on_market": bool(compare_days_on_market),
+        "tolerances": tolerance_of,
+        "accept_flagged": bool(accept_flagged),
+        "allow_incomplete": bool(allow_incomplete),
+    }
+    incomplete = None if allow_incomplete else remote.attrs.get("incomplete")
+    remote_clean = clean_frame(remote).reset_index(drop=True)
+    # The fingerprint reads only the remote side: hash it on another thread while the rows are
+    # matched and compared (hashing releases the interpreter lock on large buffers).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-plan") as pool:
+        fingerprint = pool.submit(frame_fingerprint, remote_clean, is_clean=True)
+        plan = _plan_rows(sheet, remote_clean, key_type, options)
+        plan.fingerprint = fingerprint.result()
+    if incomplete:
+        hold_for_incomplete_pull(plan, incomplete)
+    return plan
+
+
+def _plan_rows(
+    sheet: SheetLike | pd.DataFrame,
+    remote_clean: pd.DataFrame,
+    key_type: KeyType,
+    options: dict[str, Any],
+) -> PlanArtifact:
+    """The plan's operations, notes and invalid rows (everything but its fingerprint)."""
+    key_column = schema.KEY_COLUMNS[key_type.value]
+    remote_keys = key_values(remote_clean[key_column], is_clean=True)
+    remote_ids: list[int | None] = remote_clean["ID"].to_numpy(dtype=object, na_value=NONE).tolist()
+    remote_match = match_keys(remote_keys)
+    remote_at = remote_positions(remote_match, remote_ids, key_column, shown=remote_keys)
+    parts = sheet_parts(sheet, key_column)
+    sheet_keys = key_values(parts.frame[key_column])
+    ctx = Pairing(
+        key_type, key_column, parts, sheet_keys, remote_clean, remote_keys, remote_ids, remote_at,
+        sheet_match=match_keys(sheet_keys), remote_match=remote_match,
+    )  # fmt: skip
+    ctx.match()
+
+    plan = PlanArtifact(
+        key_type=key_type.value,
+        options=options,
+        created_at=planned_at(),
+        remote_count=len(remote_clean),
+    )
+    plan.notes.extend(parts.notes)
+    if parts.overrides:
+        # A deliberate overwrite: said in the plan, and kept in its options.
+        shown = ", ".join(f"{name}={value!r}" for name, value in parts.overrides.items())
+        plan.notes.append(f"overrides: {shown} written to every listing, over its own value")
+        plan.options["overrides"] = {name: str(value) for name, value in parts.overrides.items()}
+    accept_flagged = options["accept_flagged"]
+    plan_matched(
+        plan, ctx, options["tolerances"], options["compare_days_on_market"], accept_flagged
+    )
+    plan_new(plan, ctx, options["create_missing"], accept_flagged)
+    for position, reasons in ctx.problems.items():
+        paired = int(ctx.remote_of[position])
+        ident = remote_ids[paired] if paired >= 0 else None
+        plan.invalid.append(
+            InvalidRow(parts.rows[position], ctx.sheet_keys[position], ident, tuple(reasons))
+        )
+    plan.invalid.extend(parts.rejected)
+    plan.invalid.sort(key=lambda r: (r.row is None, r.row if r.row is not None else 0))
+    plan_remote_only(plan, ctx, options["delete_missing"])
+    guard_deletes(
+        len(plan.deletes),
+        len(remote_clean),
+        options["max_delete_fraction"],
+        options["force_delete_count"],
+    )
+    return plan

@@ -1,0 +1,5 @@
+"""The apply report: one row per operation of an apply or a restore, and its notebook view.
+
+:mod:`.apply_report` holds :class:`ApplyReport`, :mod:`.outcomes` the names of the outcomes,
+:mod:`.report_html` the view (failures first).
+"""

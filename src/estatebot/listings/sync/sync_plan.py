@@ -1,0 +1,113 @@
+"""The plan users hold: a :class:`PlanArtifact` with its views, that can also carry itself out.
+
+This is the one place where a plan meets its views (:mod:`.views`) and its runner
+(:mod:`.apply`): planning and applying read the bare artifact
+(:mod:`~estatebot.listings.sync.plan.artifact`), so neither imports the views, and the
+planners' results are handed out as :class:`SyncPlan` here (:func:`plan_sync`,
+:func:`plan_cleanup`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec, Self
+
+import pandas as pd
+
+from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.plan import cleanup_planner, sync_planner
+from estatebot.listings.sync.plan.artifact import PlanArtifact
+from estatebot.listings.sync.views import plan_html, plan_plots, plan_tables
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from estatebot.api.client import Client
+    from estatebot.listings.sync.report.apply_report import ApplyReport
+
+__all__ = ["SyncPlan", "plan_cleanup", "plan_sync"]
+
+_P = ParamSpec("_P")
+
+
+class SyncPlan(PlanArtifact):
+    """The outcome of ``plan_sync`` or ``plan_cleanup``: what would be done, and why.
+
+    Display it in a notebook for a rich view, print it for the summary, export it with
+    :meth:`to_frame` or :meth:`to_excel`, keep it with :meth:`save` / :meth:`load`, carry it out
+    with :meth:`apply`. Equality compares content. :meth:`operations` lists what apply performs,
+    in order.
+    """
+
+    @classmethod
+    def of(cls, artifact: PlanArtifact) -> Self:
+        """The plan ``artifact`` holds, as a SyncPlan (the same items, not copies)."""
+        return cls(**{f.name: getattr(artifact, f.name) for f in fields(artifact)})
+
+    def _repr_html_(self) -> str:
+        return plan_html.render_html(self)
+
+    def view(
+        self,
+        action: str | Sequence[str] | None = None,
+        field: str | Sequence[str] | None = None,
+    ) -> plan_html.PlanView:
+        """A part of the plan to display: ``plan.view(action="update", field="Price")``.
+
+        ``action`` is ``"create"``, ``"update"``, ``"delete"``, ``"invalid"``, ``"held back"`` or
+        ``"skipped create"`` (or a list of them); ``field`` a listing field or part of a name
+        (``"Price"`` picks SalePrice, RentPrice and the other prices), which shows the updates
+        of those fields only. An unknown name raises ValueError listing the known ones.
+        """
+        return plan_html.PlanView(self, action, field)
+
+    def plot(self, *, remote: pd.DataFrame | None = None) -> Figure:
+        """A figure of the plan (matplotlib: ``pip install 'estatebot[plot]'``).
+
+        A sync plan: the listings by action, and each price change in percent. A cleanup plan:
+        the listings' days on market, those it deletes coloured, with the rule's threshold
+        (a cleanup plan read back from a file needs the pulled listings as ``remote``).
+        """
+        return plan_plots.plot_plan(self, remote=remote)
+
+    # -- exporting
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The plan as a table, one row per operation and changed field (see :meth:`to_frame`)."""
+        return self.to_frame()
+
+    def to_frame(self, *, wide: bool = False, include_unchanged: bool = False) -> pd.DataFrame:
+        """The plan as a table, one row per operation (see
+        :func:`~estatebot.listings.sync.views.plan_tables.to_frame`)."""
+        return plan_tables.to_frame(self, wide=wide, include_unchanged=include_unchanged)
+
+    def to_excel(self, path: str | PathLike[str]) -> Path:
+        """Write a workbook with a sheet per action, changed cells highlighted; returns the path."""
+        return plan_tables.to_excel(self, path)
+
+    def apply(self, client: Client, serial: str, **options: Any) -> ApplyReport:
+        """Perform exactly this plan on the chatbot ``serial``; returns an ApplyReport.
+
+        The same as :func:`estatebot.apply_plan` (``journal``, ``backup``, ``concurrency``,
+        ``force``, ... are passed on as ``options``).
+        """
+        return apply_plan(self, client, serial, **options)
+
+
+def _handed_out(planner: Callable[_P, PlanArtifact]) -> Callable[_P, SyncPlan]:
+    """``planner`` with its plan handed out as a :class:`SyncPlan` (same signature, same doc)."""
+
+    @functools.wraps(planner)
+    def planned(*args: _P.args, **kwargs: _P.kwargs) -> SyncPlan:
+        return SyncPlan.of(planner(*args, **kwargs))
+
+    return planned
+
+
+plan_sync = _handed_out(sync_planner.plan_sync)
+plan_cleanup = _handed_out(cleanup_planner.plan_cleanup)
