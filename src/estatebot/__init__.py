@@ -15,49 +15,53 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from estatebot import emulator, listings
-    from estatebot._safe_cells import CellWarning
-    from estatebot.api.client import AsyncClient, Client
-    from estatebot.api.models import (
-        AIModel,
-        Answer,
-        ChatbotSettings,
-        KeyType,
-        ListingInput,
-        ListingUpdate,
-        StreamResult,
-    )
-    from estatebot.chat.factcheck import fact_check
-    from estatebot.chat.harness.comparison import compare_chat_runs
-    from estatebot.chat.harness.results import ChatTestResults
-    from estatebot.chat.harness.running import run_chat_tests
-    from estatebot.chat.panel.widget import ChatPanel
-    from estatebot.errors import (
-        APIConnectionError,
-        APIError,
-        APITimeoutError,
-        AuthenticationError,
-        ConfigurationError,
-        ConflictError,
-        EstatebotError,
-        InvalidRequestError,
-        NotFoundError,
-        PlanError,
-        PullError,
-        PullWarning,
-        RateLimitError,
-        RequestValidationError,
-        ServerError,
-        SheetError,
-    )
-    from estatebot.listings.export import ExportError
-    from estatebot.listings.remote.normalize import NormalizeWarning, normalize_records
-    from estatebot.listings.remote.pull import apull_listings, pull_listings
-    from estatebot.listings.sheet.read import Sheet, read_sheet
-    from estatebot.listings.sync.apply.phases import apply_plan
-    from estatebot.listings.sync.apply.restore import restore
-    from estatebot.listings.sync.report.apply_report import ApplyReport
-    from estatebot.listings.sync.sync_plan import SyncPlan, plan_cleanup, plan_sync
+    # Explicit re-exports (``X as X``) for type checkers; at run time names load on first use.
+    from estatebot import emulator as emulator
+    from estatebot import listings as listings
+    from estatebot._safe_cells import CellWarning as CellWarning
+    from estatebot.api.client import AsyncClient as AsyncClient
+    from estatebot.api.client import Client as Client
+    from estatebot.api.models import AIModel as AIModel
+    from estatebot.api.models import Answer as Answer
+    from estatebot.api.models import ChatbotSettings as ChatbotSettings
+    from estatebot.api.models import KeyType as KeyType
+    from estatebot.api.models import ListingInput as ListingInput
+    from estatebot.api.models import ListingUpdate as ListingUpdate
+    from estatebot.api.models import StreamResult as StreamResult
+    from estatebot.chat.factcheck import fact_check as fact_check
+    from estatebot.chat.harness.comparison import compare_chat_runs as compare_chat_runs
+    from estatebot.chat.harness.results import ChatTestResults as ChatTestResults
+    from estatebot.chat.harness.running import run_chat_tests as run_chat_tests
+    from estatebot.chat.panel.widget import ChatPanel as ChatPanel
+    from estatebot.errors import APIConnectionError as APIConnectionError
+    from estatebot.errors import APIError as APIError
+    from estatebot.errors import APITimeoutError as APITimeoutError
+    from estatebot.errors import AuthenticationError as AuthenticationError
+    from estatebot.errors import ConfigurationError as ConfigurationError
+    from estatebot.errors import ConflictError as ConflictError
+    from estatebot.errors import EstatebotError as EstatebotError
+    from estatebot.errors import InvalidRequestError as InvalidRequestError
+    from estatebot.errors import NotFoundError as NotFoundError
+    from estatebot.errors import PlanError as PlanError
+    from estatebot.errors import PullError as PullError
+    from estatebot.errors import PullWarning as PullWarning
+    from estatebot.errors import RateLimitError as RateLimitError
+    from estatebot.errors import RequestValidationError as RequestValidationError
+    from estatebot.errors import ServerError as ServerError
+    from estatebot.errors import SheetError as SheetError
+    from estatebot.listings.export import ExportError as ExportError
+    from estatebot.listings.remote.normalize import NormalizeWarning as NormalizeWarning
+    from estatebot.listings.remote.normalize import normalize_records as normalize_records
+    from estatebot.listings.remote.pull import apull_listings as apull_listings
+    from estatebot.listings.remote.pull import pull_listings as pull_listings
+    from estatebot.listings.sheet.read import Sheet as Sheet
+    from estatebot.listings.sheet.read import read_sheet as read_sheet
+    from estatebot.listings.sync.apply.phases import apply_plan as apply_plan
+    from estatebot.listings.sync.apply.restore import restore as restore
+    from estatebot.listings.sync.report.apply_report import ApplyReport as ApplyReport
+    from estatebot.listings.sync.sync_plan import SyncPlan as SyncPlan
+    from estatebot.listings.sync.sync_plan import plan_cleanup as plan_cleanup
+    from estatebot.listings.sync.sync_plan import plan_sync as plan_sync
 
 __version__ = "0.1.0"
 
