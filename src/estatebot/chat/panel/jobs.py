@@ -8,9 +8,13 @@ private :class:`LoopThread` when there is none), chained in order.
 
 :class:`JobRunner` holds the steps: stopping and waiting for jobs, scheduling one, the two send
 loops (sync and async), and filling in the job's turn as fragments, the answer, a stop or a
-failure arrive. A streamed answer
-is re-rendered through a :class:`~estatebot.chat.panel.coalesce.Coalescer`. Error texts pass
-through the API layer's redaction, so no credential is ever shown.
+failure arrive. A streamed answer is re-rendered through a
+:class:`~estatebot.chat.panel.coalesce.Coalescer`. Error texts pass through the API layer's
+redaction, so no credential is ever shown.
+
+The runner is a part of :class:`~estatebot.chat.panel.widget.ChatPanel`, not a base of it: it
+holds the chat's state (session, last answer, tokens, rate limit) and tells the panel of changes
+through the two callables it is given, ``changed`` and ``settled``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ from estatebot.chat.panel.render import turn_html
 from estatebot.chat.panel.turns import Turn
 from estatebot.errors import EstatebotError
 
-__all__ = ["Job", "JobRunner", "LoopThread", "running_loop"]
+__all__ = ["AnswerHook", "Job", "JobRunner", "LoopThread", "running_loop"]
+
+#: A hook run on every complete answer: the HTML it returns is shown under the answer.
+AnswerHook = Callable[[Turn], "str | None"]
 
 
 @dataclass(eq=False)
@@ -84,42 +91,96 @@ class JobRunner:
     """Runs a chat panel's jobs one after another, shows each job's progress in its turn, and
     stops them or waits for them.
 
-    A base of :class:`~estatebot.chat.panel.widget.ChatPanel`, which makes the state declared
-    below in its ``__init__`` and redraws its controls and status line in :meth:`_refresh`.
+    Args:
+        client: the client to send with (:meth:`use` swaps it for a new one).
+        serial: the chatbot's ``serialNumber``.
+        stream: stream answers fragment by fragment (else one request, one answer).
+        interval: the shortest time, in seconds, between two re-renders of a streamed answer.
+        lock: the lock that guards the chat's state, shared with the panel so that it can read
+            and change that state together with its own in one step.
+        changed: called whenever what the panel's controls and status line show may have changed
+            (a job queued or finished, a session started).
+        settled: called with each job once its turn is final (done, stopped or failed), before
+            ``changed``.
+
+    The public attributes set in ``__init__`` (:attr:`session_id`, :attr:`last_answer`, ...)
+    are the chat's state: the runner writes them as jobs run, the panel reads them.
     """
 
-    # The panel's state, made by ChatPanel.__init__; declared here so that the steps below
-    # type-check on their own.
-    _client: Client | AsyncClient
-    _serial: str
-    _is_async: bool
-    _stream: bool
-    _interval: float
-    _lock: threading.RLock
-    _jobs: list[Job]
-    _session_id: int | None
-    _last_answer: Turn | None
-    _total_tokens: int
-    _retry_at: datetime | None
-    _executor: concurrent.futures.ThreadPoolExecutor | None
-    _loop_thread: LoopThread | None
-    _last_task: asyncio.Task[None] | None
-    _closed: bool
-    _answer_hooks: list[Callable[[Turn], str | None]]
+    def __init__(
+        self,
+        client: Client | AsyncClient,
+        serial: str,
+        *,
+        stream: bool,
+        interval: float,
+        lock: threading.RLock,
+        changed: Callable[[], None],
+        settled: Callable[[Job], None],
+    ) -> None:
+        self.client = client
+        self.lock = lock
+        #: The current chat session's ID (None until the first question or new session).
+        self.session_id: int | None = None
+        #: The latest answer that arrived in full.
+        self.last_answer: Turn | None = None
+        #: Tokens of every answer since the runner was made (or :meth:`forget` was called).
+        self.total_tokens = 0
+        #: When the service accepts messages again, after a rate limit (None: no limit holds).
+        self.retry_at: datetime | None = None
+        #: Whether a failure said the client was closed (cleared by :meth:`use`).
+        self.closed = False
+        #: Run on every complete answer; what they return is shown under it.
+        self.answer_hooks: list[AnswerHook] = []
+        self._serial = serial
+        # Fixed by the first client: a reconnected one is of the same kind (connection.reopen).
+        self._is_async = isinstance(client, AsyncClient)
+        self._stream = stream
+        self._interval = interval
+        self._changed = changed
+        self._settled = settled
+        self._jobs: list[Job] = []
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._loop_thread: LoopThread | None = None
+        self._last_task: asyncio.Task[None] | None = None
 
-    def _refresh(self) -> None:
-        # The panel's controls and status line live in the panel: ChatPanel overrides this.
-        raise NotImplementedError
+    @property
+    def busy(self) -> bool:
+        """Whether an answer or a new session is on its way."""
+        with self.lock:
+            return bool(self._jobs)
 
-    def _settled(self, job: Job) -> None:
-        """Called once a job's turn is final (done, stopped or failed): ChatPanel shows or hides
-        the turn's Retry button here."""
+    @property
+    def asking(self) -> bool:
+        """Whether an answer (not a new session) is on its way: what Stop can stop."""
+        with self.lock:
+            return any(job.kind == "ask" for job in self._jobs)
+
+    def use(self, client: Client | AsyncClient) -> None:
+        """Send with ``client`` from now on (a reconnected one): the chat session is kept."""
+        with self.lock:
+            self.client = client
+            self.closed = False
+
+    def forget(self) -> None:
+        """Forget the last answer, the token total and any rate limit; the session stays."""
+        with self.lock:
+            self.last_answer = None
+            self.total_tokens = 0
+            self.retry_at = None
+
+    def close(self) -> None:
+        """Release the worker thread or the private loop (call :meth:`stop` first)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._loop_thread is not None:
+            self._loop_thread.close()
 
     # ------------------------------------------------------------------ stopping and waiting
 
     def stop(self) -> None:
         """Stop every answer on its way; what has arrived stays, marked stopped."""
-        with self._lock:
+        with self.lock:
             jobs = [job for job in self._jobs if job.kind == "ask"]
         for job in jobs:
             job.stop.set()
@@ -133,35 +194,38 @@ class JobRunner:
         """
         while pending := self._pending_futures():
             await asyncio.gather(*(asyncio.wrap_future(f) for f in pending))
-        return self._last_answer
+        return self.last_answer
 
     def wait_sync(self, timeout: float | None = None) -> Turn | None:
         """:meth:`wait`, blocking."""
-        self._check_may_block("wait_sync", "await panel.wait()")
+        self.check_may_block("wait_sync", "await panel.wait()")
         deadline = None if timeout is None else time.monotonic() + timeout
         while pending := self._pending_futures():
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             _, not_done = concurrent.futures.wait(pending, timeout=left)
             if not_done:
                 raise TimeoutError("the chat panel is still busy")
-        return self._last_answer
+        return self.last_answer
 
-    def _check_may_block(self, name: str, instead: str) -> None:
+    def check_may_block(self, name: str, instead: str) -> None:
+        """Raise RuntimeError when waiting here for an answer would block forever: ``name`` is
+        the blocking call, ``instead`` what to use in its place."""
         # With an AsyncClient the answer runs on the running loop: blocking that loop's thread
         # would wait forever for a task that can never run.
         if self._is_async and running_loop() is not None:
             raise RuntimeError(f"{name} would block the event loop the answer needs; use {instead}")
 
     def _pending_futures(self) -> list[concurrent.futures.Future[Turn]]:
-        with self._lock:
+        with self.lock:
             return [job.future for job in self._jobs]
 
     # ------------------------------------------------------------------ starting work
 
-    def _schedule(self, job: Job) -> None:
-        with self._lock:
+    def schedule(self, job: Job) -> None:
+        """Run ``job`` after the jobs already queued (in the background: this returns at once)."""
+        with self.lock:
             self._jobs.append(job)
-        self._refresh()
+        self._changed()
         if not self._is_async:
             if self._executor is None:
                 self._executor = concurrent.futures.ThreadPoolExecutor(
@@ -202,7 +266,7 @@ class JobRunner:
             self._stopped(job, None)
             return
         chat = self._sync_client().chat
-        if self._session_id is None:
+        if self.session_id is None:
             self._set_session(chat.create_session(self._serial))
         session_id = self._require_session()
         self._begin(job, session_id)
@@ -240,7 +304,7 @@ class JobRunner:
             if job.stop.is_set():
                 self._stopped(job, None)
                 return
-            if self._session_id is None:
+            if self.session_id is None:
                 self._set_session(await chat.create_session(self._serial))
             session_id = self._require_session()
             self._begin(job, session_id)
@@ -273,23 +337,23 @@ class JobRunner:
             self._finish(job)
 
     def _sync_client(self) -> Client:
-        assert isinstance(self._client, Client)
-        return self._client
+        assert isinstance(self.client, Client)
+        return self.client
 
     def _async_client(self) -> AsyncClient:
-        assert isinstance(self._client, AsyncClient)
-        return self._client
+        assert isinstance(self.client, AsyncClient)
+        return self.client
 
     # ------------------------------------------------------------------ job steps (shared)
 
     def _set_session(self, session_id: int) -> None:
-        self._session_id = session_id
-        self._refresh()
+        self.session_id = session_id
+        self._changed()
 
     def _require_session(self) -> int:
-        if self._session_id is None:  # only if another thread cleared it: say so plainly
+        if self.session_id is None:  # only if another thread cleared it: say so plainly
             raise EstatebotError("no chat session")
-        return self._session_id
+        return self.session_id
 
     def _session_started(self, job: Job, session_id: int) -> None:
         job.turn.session_id = session_id
@@ -341,16 +405,16 @@ class JobRunner:
         turn.answered_at = datetime.now()
         turn.extra_html = self._hook_html(turn)
         self._show(job)
-        with self._lock:
-            self._last_answer = turn
-            self._total_tokens += turn.tokens or 0
+        with self.lock:
+            self.last_answer = turn
+            self.total_tokens += turn.tokens or 0
             # An answer arrived: whatever limit held before is gone.
-            self._retry_at = None
+            self.retry_at = None
 
     def _hook_html(self, turn: Turn) -> str:
         """What the answer hooks add under a complete answer; a hook that fails says so."""
         pieces: list[str] = []
-        for hook in list(self._answer_hooks):
+        for hook in list(self.answer_hooks):
             try:
                 piece = hook(turn)
             except Exception as exc:  # a broken hook must not lose the answer
@@ -377,21 +441,21 @@ class JobRunner:
         turn.error = failure.detail or failure.title
         if failure.retry_after is not None:
             turn.retry_at = datetime.now() + timedelta(seconds=failure.retry_after)
-            with self._lock:
-                self._retry_at = turn.retry_at
+            with self.lock:
+                self.retry_at = turn.retry_at
         if failure.closed:
-            with self._lock:
-                self._closed = True
+            with self.lock:
+                self.closed = True
         if job.started:
             turn.latency_ms = self._elapsed_ms(job)
         self._show(job)
 
     def _finish(self, job: Job) -> None:
-        with self._lock:
+        with self.lock:
             if job in self._jobs:
                 self._jobs.remove(job)
         self._settled(job)
-        self._refresh()
+        self._changed()
         job.future.set_result(job.turn)
 
     @staticmethod

@@ -17,9 +17,11 @@ How the work is done:
   seconds (:mod:`estatebot.chat.panel.coalesce`): the first fragment at once, later ones at the end
   of the interval, and the final text always.
 
-This module holds the widget: its layout, its public API, the transcript and the status line.
-The background work (the jobs, the send loops) is in :mod:`estatebot.chat.panel.jobs`, the
-transcript's data in :mod:`estatebot.chat.panel.turns`, and its HTML is made by
+This module holds the widget: its public API and the wiring of its parts. The panel is made of
+a :class:`~estatebot.chat.panel.jobs.JobRunner` (the background work: the jobs, the send loops,
+the chat's state), the controls that :mod:`estatebot.chat.panel.layout` builds and arranges, and
+a :class:`~estatebot.chat.panel.transcript.Transcript` (the turns' views and Retry rows). The
+transcript's data is in :mod:`estatebot.chat.panel.turns`, and its HTML is made by
 :mod:`estatebot.chat.panel.render` (answers as safe Markdown). Error texts pass through the API
 layer's redaction, so no credential is ever shown.
 """
@@ -29,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -42,27 +44,18 @@ from estatebot.api._redact import redact
 from estatebot.api.client import AsyncClient, Client
 from estatebot.chat.panel.connection import chatbot_name, client_closed, reopen
 from estatebot.chat.panel.grounding import PanelFactCheck
-from estatebot.chat.panel.jobs import Job, JobRunner, LoopThread
+from estatebot.chat.panel.jobs import AnswerHook as AnswerHook
+from estatebot.chat.panel.jobs import Job, JobRunner
+from estatebot.chat.panel.layout import ASK_TYPES as ASK_TYPES
+from estatebot.chat.panel.layout import PANEL_CLASSES, build_controls, descendants, retry_button
 from estatebot.chat.panel.render import status_html, title_html, turn_html
+from estatebot.chat.panel.transcript import Transcript
 from estatebot.chat.panel.turns import HISTORY_COLUMNS, Turn, history_frame, parse_file_ids
 
 __all__ = ["HISTORY_COLUMNS", "ChatPanel", "Turn"]
 
-ASK_TYPES: tuple[str, ...] = tuple(kind.value for kind in models.ChatAskType)
-
-#: A hook run on every complete answer: the HTML it returns is shown under the answer.
-AnswerHook = Callable[[Turn], "str | None"]
-
 #: How often a rate limit's countdown is redrawn, in seconds.
 COUNTDOWN_STEP = 1.0
-
-
-def _fixed(**extra: Any) -> widgets.Layout:
-    # A control that keeps its natural width: a wrapping row moves it down, never clips it.
-    return widgets.Layout(width="auto", flex="0 0 auto", **extra)
-
-
-# --------------------------------------------------------------------------- helpers
 
 
 def _done_future(turn: Turn) -> concurrent.futures.Future[Turn]:
@@ -71,19 +64,7 @@ def _done_future(turn: Turn) -> concurrent.futures.Future[Turn]:
     return future
 
 
-def _descendants(box: Any) -> list[Any]:
-    found: list[Any] = []
-    for child in getattr(box, "children", ()):
-        found.extend([*_descendants(child), child])
-    return found
-
-
-# --------------------------------------------------------------------------- the panel
-
-
-# JobRunner before VBox: its methods (stop, wait, the job steps) must win over any name the widget
-# classes define, as they did when they were written in this class.
-class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
+class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """A chat with one chatbot in a notebook: transcript, input, Send/Stop, new session, status.
 
     Args:
@@ -123,102 +104,36 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
     ) -> None:
         name = chatbot_name(client, serial) if title is None else None
         self.title = title if title is not None else (name or f"Chatbot {serial}")
-        self.input = widgets.Text(
-            placeholder="Ask about listings… (Enter sends)",
-            layout=widgets.Layout(flex="1 1 260px", width="auto", min_width="120px"),
-        )
-        self.send_button = widgets.Button(
-            description="Send",
-            button_style="primary",
-            icon="paper-plane",
-            tooltip="Send",
-            layout=_fixed(),
-        )
-        self.stop_button = widgets.Button(
-            description="Stop",
-            icon="stop",
-            disabled=True,
-            tooltip="Stop the answer",
-            layout=_fixed(),
-        )
-        self.new_session_button = widgets.Button(
-            description="New session",
-            icon="refresh",
-            tooltip="Start a new chat session",
-            layout=_fixed(),
-        )
-        self.reconnect_button = widgets.Button(
-            description="Reconnect",
-            icon="plug",
-            button_style="warning",
-            tooltip="Make a new client with the same settings",
-            layout=_fixed(display="none"),
-        )
-        self.ask_type = widgets.Dropdown(
-            options=list(ASK_TYPES),
-            value=models.ChatAskType.TEXT.value,
-            description="Type",
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="150px", flex="0 0 auto"),
-        )
-        self.file_ids = widgets.Text(
-            placeholder="file IDs, e.g. 101, 102",
-            description="Files",
-            style={"description_width": "initial"},
-            layout=widgets.Layout(flex="1 1 220px", width="auto", min_width="120px"),
-        )
-        # column-reverse with the newest turn first keeps the view scrolled to the latest turn
-        # as the transcript grows, with no script in the page.
-        self.transcript = widgets.VBox(
-            [],
-            layout=widgets.Layout(max_height=height, overflow="auto", flex_flow="column-reverse"),
-        )
-        self.transcript.add_class("eb-transcript")
-        self.status = widgets.HTML(layout=widgets.Layout(flex="1 1 300px", width="auto"))
-        self.status.add_class("eb-status-view")
         # The chatbot ID stays in sight, small, when the heading shows its name.
-        self.header = widgets.HTML(
-            title_html(self.title, serial if name else ""), layout=widgets.Layout(width="100%")
-        )
-        wrap = {"flex_flow": "row wrap", "align_items": "center", "width": "100%"}
-        super().__init__(
-            [
-                self.header,
-                self.transcript,
-                widgets.HBox(
-                    [self.input, self.send_button, self.stop_button],
-                    layout=widgets.Layout(**wrap),
-                ),
-                widgets.HBox(
-                    [self.ask_type, self.file_ids, self.new_session_button],
-                    layout=widgets.Layout(**wrap),
-                ),
-                widgets.HBox([self.status, self.reconnect_button], layout=widgets.Layout(**wrap)),
-            ]
-        )
-        self.add_class("eb-chat")
-        self.add_class("tex2jax_ignore")
-        self.add_class("mathjax_ignore")
+        controls = build_controls(title_html(self.title, serial if name else ""), height=height)
+        self.input = controls.input
+        self.send_button = controls.send_button
+        self.stop_button = controls.stop_button
+        self.new_session_button = controls.new_session_button
+        self.reconnect_button = controls.reconnect_button
+        self.ask_type = controls.ask_type
+        self.file_ids = controls.file_ids
+        self.transcript = controls.transcript
+        self.status = controls.status
+        self.header = controls.header
+        super().__init__(controls.rows())
+        for css_class in PANEL_CLASSES:
+            self.add_class(css_class)
 
-        self._client = client
-        self._serial = serial
-        self._is_async = isinstance(client, AsyncClient)
-        self._stream = stream
-        self._interval = update_interval
+        # One lock for the runner's state, the transcript and the panel's own: clear() changes
+        # all of them in one step.
         self._lock = threading.RLock()
-        self._turns: list[Turn] = []
-        self._views: list[Any] = []
-        self._jobs: list[Job] = []
-        self._session_id: int | None = None
-        self._last_answer: Turn | None = None
-        self._total_tokens = 0
-        self._retry_at: datetime | None = None
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        self._loop_thread: LoopThread | None = None
-        self._last_task: asyncio.Task[None] | None = None
-        self._closed = False
-        self._answer_hooks: list[AnswerHook] = []
-        self._actions: dict[int, Any] = {}  # turn number -> the row of its Retry button
+        self._runner = JobRunner(
+            client,
+            serial,
+            stream=stream,
+            interval=update_interval,
+            lock=self._lock,
+            changed=self._refresh,
+            settled=self._settled,
+        )
+        self._transcript = Transcript(self.transcript, self._lock)
+        self._stream = stream
         self._failed: dict[int, Job] = {}  # failed answers by turn number, for Retry
         self._own_clients: list[Client | AsyncClient] = []  # made by Reconnect: closed by close()
         self._countdown: threading.Timer | None = None
@@ -241,41 +156,37 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
     @property
     def session_id(self) -> int | None:
         """The current chat session's ID (None until the first question or New session)."""
-        return self._session_id
+        return self._runner.session_id
 
     @property
     def total_tokens(self) -> int:
         """Tokens of every answer since the panel was made (or cleared)."""
-        return self._total_tokens
+        return self._runner.total_tokens
 
     @property
     def last_answer(self) -> Turn | None:
         """The latest answer that arrived in full."""
-        return self._last_answer
+        return self._runner.last_answer
 
     @property
     def turns(self) -> list[Turn]:
         """The transcript's turns, oldest first."""
-        with self._lock:
-            return list(self._turns)
+        return self._transcript.turns
 
     @property
     def busy(self) -> bool:
         """Whether an answer or a new session is on its way."""
-        with self._lock:
-            return bool(self._jobs)
+        return self._runner.busy
 
     @property
     def transcript_html(self) -> str:
         """The transcript as HTML, oldest turn first (what the browser shows)."""
-        with self._lock:
-            return "\n".join(str(view.value) for view in self._views)
+        return self._transcript.html
 
     @property
     def turn_views(self) -> list[Any]:
         """The transcript's ``widgets.HTML``, one per turn, oldest first."""
-        with self._lock:
-            return list(self._views)
+        return self._transcript.views
 
     @property
     def history(self) -> pd.DataFrame:
@@ -285,19 +196,19 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
     @property
     def client(self) -> Client | AsyncClient:
         """The client the panel sends with (a new one after :meth:`reconnect`)."""
-        return self._client
+        return self._runner.client
 
     @property
     def client_closed(self) -> bool:
         """Whether the panel's client was closed, so nothing can be sent until :meth:`reconnect`."""
-        return self._closed or client_closed(self._client)
+        return self._runner.closed or client_closed(self._runner.client)
 
     @property
     def rate_limited_for(self) -> float | None:
         """Seconds until the service accepts messages again, after a rate limit; None when no
         limit holds (it clears when the time is up or an answer arrives)."""
         with self._lock:
-            retry_at = self._retry_at
+            retry_at = self._runner.retry_at
         if retry_at is None:
             return None
         left = (retry_at - datetime.now()).total_seconds()
@@ -311,8 +222,7 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
 
     def retry_button(self, turn: Turn) -> Any | None:
         """The Retry button shown under the failed answer ``turn`` (None when there is none)."""
-        with self._lock:
-            row = self._actions.get(turn.turn)
+        row = self._transcript.row(turn)
         return None if row is None else row.children[0]
 
     @property
@@ -330,8 +240,23 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         """Run ``hook(turn)`` on every complete answer; the HTML it returns (its own, escaped by
         it) is shown under the answer, e.g. a badge. Usable as a decorator; returns ``hook``."""
         with self._lock:
-            self._answer_hooks.append(hook)
+            self._runner.answer_hooks.append(hook)
         return hook
+
+    def stop(self) -> None:
+        """Stop every answer on its way; what has arrived stays, marked stopped."""
+        self._runner.stop()
+
+    async def wait(self) -> Turn | None:
+        """Wait until nothing is on its way; returns :attr:`last_answer`.
+
+        Bound the wait with ``asyncio.timeout`` if needed.
+        """
+        return await self._runner.wait()
+
+    def wait_sync(self, timeout: float | None = None) -> Turn | None:
+        """:meth:`wait`, blocking."""
+        return self._runner.wait_sync(timeout)
 
     def retry(self, turn: Turn | None = None) -> concurrent.futures.Future[Turn] | None:
         """Ask a failed answer's question again, in the same place of the transcript (the last
@@ -358,20 +283,19 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         answer.error = answer.error_title = None
         answer.retry_at = None
         answer.latency_ms = None
-        self._set_actions(answer, [])
+        self._transcript.set_actions(answer, [])
         again.view.value = turn_html(answer)
-        self._schedule(again)
+        self._runner.schedule(again)
         return again.future
 
     def reconnect(self) -> Client | AsyncClient:
         """Send with a new client made with the same settings as the closed one (its keys are
         passed on as secrets, never shown). The chat session is kept; the new client is closed
         with the panel. Returns the new client."""
-        fresh = reopen(self._client)
+        fresh = reopen(self._runner.client)
         with self._lock:
-            self._client = fresh
+            self._runner.use(fresh)
             self._own_clients.append(fresh)
-            self._closed = False
         if self._fact_check is not None:
             self._fact_check.rebind(fresh)
         self._refresh()
@@ -424,15 +348,15 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         timeout: float | None = None,
     ) -> Turn:
         """:meth:`ask`, blocking until the answer is complete (for scripts and plain threads)."""
-        self._check_may_block("ask_sync", "await panel.ask(...)")
+        self._runner.check_may_block("ask_sync", "await panel.ask(...)")
         return self._start_ask(content, ask_type, file_ids).result(timeout)
 
     def new_session(self) -> concurrent.futures.Future[Turn]:
         """Start a new chat session (after what is already queued) and mark it in the transcript."""
-        turn, view = self._add_turn(Turn(role="session", text="Starting a new session…"))
+        turn, view = self._transcript.add(Turn(role="session", text="Starting a new session…"))
         turn.state = "waiting"
         job = Job("session", turn, view)
-        self._schedule(job)
+        self._runner.schedule(job)
         if self._fact_check is not None:
             self._fact_check.prefetch()  # the listings may have changed since
         return job.future
@@ -444,17 +368,11 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         """
         self.stop()
         with self._lock:
-            views = self._views
-            self._turns = []
-            self._views = []
-            self._last_answer = None
-            self._total_tokens = 0
-            self._retry_at = None
-            actions = list(self._actions.values())
-            self._actions = {}
+            dropped = self._transcript.empty()
+            self._runner.forget()
             self._failed = {}
         self.transcript.children = ()
-        for widget in [*views, *actions]:
+        for widget in dropped:
             widget.close()
         self._refresh()
 
@@ -472,11 +390,8 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
                 client.close()
         if self._fact_check is not None:
             self._fact_check.close()
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-        if self._loop_thread is not None:
-            self._loop_thread.close()
-        for child in _descendants(self):
+        self._runner.close()
+        for child in descendants(self):
             child.close()
         super().close()
 
@@ -498,7 +413,7 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
         try:
             models.AskRequest.model_validate(
                 {
-                    "sessionID": self._session_id or 0,
+                    "sessionID": self._runner.session_id or 0,
                     "content": content,
                     "chatAskType": kind,
                     "stream": self._stream,
@@ -507,7 +422,7 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
             )
         except ValidationError as exc:
             return _done_future(self._add_notice(models.field_problems(exc)))
-        question, _ = self._add_turn(
+        question, _ = self._transcript.add(
             Turn(
                 role="user",
                 text=content,
@@ -515,87 +430,44 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
                 file_ids=tuple(files or ()),
             )
         )
-        turn, view = self._add_turn(Turn(role="bot", state="waiting"))
+        turn, view = self._transcript.add(Turn(role="bot", state="waiting"))
         job = Job(
             "ask", turn, view, question=question, content=content, ask_type=kind, file_ids=files
         )
-        self._schedule(job)
+        self._runner.schedule(job)
         return job.future
 
-    # ------------------------------------------------------------------ transcript
+    def _add_notice(self, problems: list[tuple[str, str, Any]]) -> Turn:
+        lines = [f"{field_name}: {message}" for field_name, message, _value in problems]
+        turn = Turn(role="notice", text="\n".join(lines), error=redact("; ".join(lines)))
+        self._transcript.add(turn)
+        return turn
 
-    def _add_turn(self, turn: Turn) -> tuple[Turn, Any]:
-        view = widgets.HTML(layout=widgets.Layout(width="100%"))
-        view.add_class("eb-turn-view")
-        with self._lock:
-            turn.turn = len(self._turns) + 1
-            view.value = turn_html(turn)
-            self._turns.append(turn)
-            self._views.append(view)
-        self._lay_out()
-        return turn, view
-
-    def _lay_out(self) -> None:
-        # Newest first (the transcript is column-reverse); a turn's Retry row comes just before
-        # its view in this order, so it shows just under it.
-        with self._lock:
-            children: list[Any] = []
-            for number, view in reversed(list(enumerate(self._views, start=1))):
-                if number in self._actions:
-                    children.append(self._actions[number])
-                children.append(view)
-        self.transcript.children = tuple(children)
-
-    def _set_actions(self, turn: Turn, buttons: list[Any]) -> None:
-        with self._lock:
-            if not 0 < turn.turn <= len(self._views):
-                return  # cleared meanwhile
-            old = self._actions.pop(turn.turn, None)
-            if buttons:
-                # No shrinking: in the transcript's scrolling column a box would shrink to nothing.
-                row = widgets.HBox(buttons, layout=widgets.Layout(flex="0 0 auto"))
-                row.add_class("eb-actions")
-                self._actions[turn.turn] = row
-        if old is None and not buttons:
-            return
-        self._lay_out()
-        if old is not None:
-            for child in old.children:
-                child.close()
-            old.close()
+    # ------------------------------------------------------------------ what the runner reports
 
     def _settled(self, job: Job) -> None:
         # A failed answer gets a Retry button under it; anything else has none.
         if job.kind != "ask":
             return
         if job.turn.state != "failed":
-            self._set_actions(job.turn, [])
+            self._transcript.set_actions(job.turn, [])
             return
         with self._lock:
             self._failed[job.turn.turn] = job
-        button = widgets.Button(
-            description="Retry", icon="redo", tooltip="Ask this question again", layout=_fixed()
-        )
-        button.add_class("eb-retry-button")
+        button = retry_button()
         turn = job.turn
         button.on_click(lambda _button: self.retry(turn))
-        self._set_actions(turn, [button])
-
-    def _add_notice(self, problems: list[tuple[str, str, Any]]) -> Turn:
-        lines = [f"{field_name}: {message}" for field_name, message, _value in problems]
-        turn = Turn(role="notice", text="\n".join(lines), error=redact("; ".join(lines)))
-        self._add_turn(turn)
-        return turn
-
-    # ------------------------------------------------------------------ controls and status
+        self._transcript.set_actions(turn, [button])
 
     def _refresh(self) -> None:
+        # Redraw the controls and the status line from the runner's state.
+        runner = self._runner
         with self._lock:
-            busy = any(job.kind == "ask" for job in self._jobs)
-            session_id = self._session_id
-            last = self._last_answer
-            total = self._total_tokens
-            retry_at = self._retry_at
+            busy = runner.asking
+            session_id = runner.session_id
+            last = runner.last_answer
+            total = runner.total_tokens
+            retry_at = runner.retry_at
         closed = self.client_closed
         self.stop_button.disabled = not busy
         self.reconnect_button.layout.display = None if closed else "none"
@@ -612,6 +484,16 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
 
     # ------------------------------------------------------------------ the rate limit's countdown
 
+    @property
+    def _retry_at(self) -> datetime | None:
+        # The runner's rate limit, under its old name here (a test sets it to end a countdown).
+        return self._runner.retry_at
+
+    @_retry_at.setter
+    def _retry_at(self, when: datetime | None) -> None:
+        with self._lock:
+            self._runner.retry_at = when
+
     def _start_countdown(self) -> None:
         with self._lock:
             if self._countdown is not None:
@@ -624,10 +506,11 @@ class ChatPanel(JobRunner, widgets.VBox):  # type: ignore[misc]  # ipywidgets sh
     def _tick(self) -> None:
         """Redraw the countdown: the status line and each rate-limited answer; once the time is
         up the limit is cleared (its answers then say a retry is possible)."""
+        runner = self._runner
         with self._lock:
             self._countdown = None
-            if self._retry_at is not None and self._retry_at <= datetime.now():
-                self._retry_at = None
+            if runner.retry_at is not None and runner.retry_at <= datetime.now():
+                runner.retry_at = None
             limited = [job for job in self._failed.values() if job.turn.retry_at is not None]
         for job in limited:
             job.view.value = turn_html(job.turn)
