@@ -712,18 +712,19 @@ def test_apply_then_replan_is_empty(rows: list[dict[str, Any]], data: st.DataObj
 # --------------------------------------------------------------------------- layout and speed paths
 
 
-def test_public_names_are_importable_from_plan() -> None:
-    from estatebot.listings.sync import sync_plan as syncplan
-    from estatebot.listings.sync.plan import desired as plan_sheet
-    from estatebot.listings.sync.plan import operations as items
-    from estatebot.listings.sync.plan import sync_planner as plan
+def test_each_public_name_has_one_home() -> None:
+    # One import path per name: the planner exports plan_sync alone, and the public names of the
+    # sync are the very objects of their home modules.
+    from estatebot.listings import sync
+    from estatebot.listings.sync import sync_plan
+    from estatebot.listings.sync.plan import operations, sync_planner
 
-    for name in ("PlannedOp", "Change", "ListingRef", "InvalidRow"):
-        assert getattr(plan, name) is getattr(items, name)
-    assert plan.SyncPlan is syncplan.SyncPlan
-    assert plan.SheetLike is plan_sheet.SheetLike
-    assert plan.listing_hash is listing_hash
-    assert {"plan_sync", "plan_cleanup", "SheetLike", "listing_hash"} <= set(plan.__all__)
+    assert sync_planner.__all__ == ["plan_sync"]
+    assert not hasattr(sync_planner, "SyncPlan")
+    assert sync.PlannedOp is operations.PlannedOp
+    assert sync.SyncPlan is sync_plan.SyncPlan
+    assert sync.plan_sync is sync_plan.plan_sync
+    assert sync_plan.plan_sync.__wrapped__ is sync_planner.plan_sync  # type: ignore[attr-defined]
 
 
 def test_apply_delegates_to_apply_plan(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,10 +27,11 @@ from estatebot.cli.runs import Run
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
+    from estatebot.listings.sync.apply.apply_options import ApplyOptions
     from estatebot.listings.sync.report.apply_report import ApplyReport
     from estatebot.listings.sync.sync_plan import SyncPlan
 
-__all__ = ["Files", "carry_out", "journal_progress", "resume_command", "tracked"]
+__all__ = ["Files", "apply_options", "carry_out", "journal_progress", "resume_command", "tracked"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,21 @@ def journal_progress(journal: Path) -> tuple[int, int]:
     return done, len(records)
 
 
+def apply_options(files: Files, flags: ApplyFlags, progress: bool | None) -> ApplyOptions:
+    """The options of an apply from the command line: its flags, with the journal and backup of
+    ``files`` (always both: the command line has no way to run without them)."""
+    from estatebot.listings.sync.apply.apply_options import ApplyOptions
+
+    return ApplyOptions(
+        concurrency=flags.concurrency,
+        journal=files.journal,
+        backup=files.backup,
+        progress=progress,
+        force=flags.force,
+        sent_values=flags.sent(),
+    )
+
+
 def carry_out(
     plan: SyncPlan,
     client: Client,
@@ -79,17 +95,7 @@ def carry_out(
     from estatebot.listings.sync.apply.phases import apply_plan
 
     try:
-        return apply_plan(
-            plan,
-            client,
-            serial,
-            concurrency=flags.concurrency,
-            journal=files.journal,
-            backup=files.backup,
-            progress=progress,
-            force=flags.force,
-            sent_values=flags.sent(),
-        )
+        return apply_plan(plan, client, serial, options=apply_options(files, flags, progress))
     except KeyboardInterrupt:
         _interrupted(plan, files, serial, resume_hint)
         raise typer.Exit(ExitCode.INTERRUPTED) from None

@@ -31,9 +31,11 @@ def restore(
 ) -> None:
     """Put the listings of a backup back as they were (exit 0, 4 when any failed, 1 error)."""
     from estatebot.api.client import Client
+    from estatebot.listings.sync.apply.apply_options import ApplyOptions
     from estatebot.listings.sync.apply.restore import restore as restore_backup
 
+    options = ApplyOptions(concurrency=concurrency, progress=progress)
     with Client() as client:
-        result = restore_backup(backup, client, serial, concurrency=concurrency, progress=progress)
+        result = restore_backup(backup, client, serial, options=options)
     render_report(out_console(), result)
     raise typer.Exit(ExitCode.OK if result.ok else ExitCode.FAILED)

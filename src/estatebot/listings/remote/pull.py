@@ -12,9 +12,11 @@ runs the same :class:`Pager` one page at a time.
 from __future__ import annotations
 
 import asyncio
+import sys
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import pandas as pd
@@ -29,18 +31,32 @@ from estatebot.listings.remote.normalize import normalize_records
 OnError = Literal["raise", "skip"]
 
 
-def _finish(
-    pager: Pager, expand_extensions: bool, records_out: list[dict[str, Any]] | None = None
-) -> pd.DataFrame:
+@dataclass(frozen=True, eq=False)
+class PullResult:
+    """What a pull brought back, for estatebot's own use (users get :func:`pull_listings`).
+
+    ``frame`` is the canonical frame :func:`pull_listings` returns (with the same ``attrs``);
+    ``records`` the List records exactly as the service sent them, row for row with the frame
+    (a backup keeps them, so a value the frame cannot hold is never lost); ``missing_pages``
+    the pages skipped with ``on_error="skip"``.
+    """
+
+    frame: pd.DataFrame
+    records: tuple[dict[str, Any], ...]
+    missing_pages: tuple[int, ...]
+
+
+def _finish(pager: Pager, expand_extensions: bool) -> PullResult:
     records = pager.records()
     frame = normalize_records(records, expand_extensions=expand_extensions).frame
     seen_before = frame["ID"].duplicated() & frame["ID"].notna()
     frame = frame.loc[~seen_before].reset_index(drop=True)
-    if records_out is not None:
-        # The records exactly as the service sent them, row for row with the frame.
-        records_out[:] = [r for r, again in zip(records, seen_before, strict=True) if not again]
-    frame.attrs["missing_pages"] = sorted(pager.missing)
+    # The records exactly as the service sent them, row for row with the frame.
+    kept = tuple(r for r, again in zip(records, seen_before, strict=True) if not again)
+    missing = tuple(sorted(pager.missing))
+    frame.attrs["missing_pages"] = list(missing)
     frame.attrs["unverified_pages"] = sorted(pager.unverified)
+    level = _caller_level()  # the warnings below name the line that asked for the pull
     shortfall = pager.shortfall(len(frame))
     if shortfall is not None:
         # A listing missing from the pull would be planned as new, or its absence as a delete:
@@ -56,23 +72,35 @@ def _finish(
                 f"the pull may be incomplete: {shortfall}; plans made from it create and "
                 "delete nothing (pull again)",
                 PullWarning,
-                stacklevel=3,
+                stacklevel=level,
             )
     if pager.unverified and not pager.missing:
         warnings.warn(
             f"the count said every listing arrived, but the check past it (page(s) "
             f"{sorted(pager.unverified)}) failed: more listings may exist",
             PullWarning,
-            stacklevel=3,
+            stacklevel=level,
         )
     if pager.missing:
         warnings.warn(
             f"{len(pager.missing)} page(s) could not be fetched and were skipped: "
             f"{sorted(pager.missing)}; the frame is incomplete",
             PullWarning,
-            stacklevel=3,
+            stacklevel=level,
         )
-    return frame
+    return PullResult(frame=frame, records=kept, missing_pages=missing)
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that makes a warning of :func:`_finish` name the first line outside
+    this module: the caller's own call, whether it called :func:`pull_listings` (which wraps
+    :func:`pull_result`), :func:`pull_result` or :func:`apull_listings`."""
+    frame = sys._getframe(1)  # the caller, _finish: level 1
+    level = 1
+    while frame.f_back is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def _check_options(page_size: int, concurrency: int, on_error: str) -> None:
@@ -96,7 +124,6 @@ def pull_listings(
     progress: bool | None = None,
     on_error: OnError = "raise",
     expand_extensions: bool = False,
-    records_out: list[dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """All listings of a chatbot as a canonical frame (see :mod:`estatebot.listings.schema`).
 
@@ -104,10 +131,32 @@ def pull_listings(
     after the client's retries raises :class:`~estatebot.errors.PullError` naming the page;
     with ``on_error="skip"`` the pull goes on, the frame holds what arrived, its
     ``attrs["missing_pages"]`` lists the pages that did not, and a :class:`PullWarning` says so.
-    Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``; pass a
-    list as ``records_out`` to have it filled with the List records exactly as the service sent
-    them, row for row with the frame (a backup keeps them, so a value the frame cannot hold is
-    never lost).
+    Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``.
+    """
+    return pull_result(
+        client, serial, city=city, sale_type=sale_type, mls_number=mls_number,
+        page_size=page_size, concurrency=concurrency, progress=progress, on_error=on_error,
+        expand_extensions=expand_extensions,
+    ).frame  # fmt: skip
+
+
+def pull_result(
+    client: Client,
+    serial: str,
+    *,
+    city: str | None = None,
+    sale_type: str | None = None,
+    mls_number: str | None = None,
+    page_size: int = 100,
+    concurrency: int = 8,
+    progress: bool | None = None,
+    on_error: OnError = "raise",
+    expand_extensions: bool = False,
+) -> PullResult:
+    """:func:`pull_listings`, with the List records as the service sent them beside the frame.
+
+    For estatebot's own use: an apply keeps the records in its backup, so a value the frame
+    cannot hold is never lost.
     """
     _check_options(page_size, concurrency, on_error)
 
@@ -146,7 +195,7 @@ def pull_listings(
                 _track(bar, pager, 1)
             batch = pager.advance(batch, results)
             _track(bar, pager, 0, batch)
-    return _finish(pager, expand_extensions, records_out)
+    return _finish(pager, expand_extensions)
 
 
 async def apull_listings(
@@ -197,7 +246,7 @@ async def apull_listings(
             results = await asyncio.gather(*(fetch(number, pager.size) for number in batch))
             batch = pager.advance(batch, results)
             _track(bar, pager, 0, batch)
-    return _finish(pager, expand_extensions)
+    return _finish(pager, expand_extensions).frame
 
 
 def _settle(number: int, failure: PullError, on_error: OnError) -> PageResult:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Self
 
 import pandas as pd
 
-from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.apply import phases
 from estatebot.listings.sync.plan import cleanup_planner, sync_planner
 from estatebot.listings.sync.plan.artifact import PlanArtifact
 from estatebot.listings.sync.views import plan_html, plan_plots, plan_tables
@@ -87,16 +87,20 @@ class SyncPlan(PlanArtifact):
         return plan_tables.to_frame(self, wide=wide, include_unchanged=include_unchanged)
 
     def to_excel(self, path: str | PathLike[str]) -> Path:
-        """Write a workbook with a sheet per action, changed cells highlighted; returns the path."""
+        """Write a workbook with a sheet per action, changed cells highlighted; returns the path.
+
+        Its folder is made when missing, as every result's ``to_excel`` does.
+        """
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         return plan_tables.to_excel(self, path)
 
     def apply(self, client: Client, serial: str, **options: Any) -> ApplyReport:
         """Perform exactly this plan on the chatbot ``serial``; returns an ApplyReport.
 
         The same as :func:`estatebot.apply_plan` (``journal``, ``backup``, ``concurrency``,
-        ``force``, ... are passed on as ``options``).
+        ``force``, ... or one ``options=ApplyOptions(...)`` are passed on as ``options``).
         """
-        return apply_plan(self, client, serial, **options)
+        return phases.apply_plan(self, client, serial, **options)
 
 
 def _handed_out(planner: Callable[_P, PlanArtifact]) -> Callable[_P, SyncPlan]:

@@ -1,26 +1,34 @@
 """A plan → requests: exactly the plan, safely, resumably.
 
-:func:`apply_plan` performs a plan's operations and nothing else:
+:func:`apply_plan` performs a plan's operations and nothing else, in phases that ``_apply`` runs
+in this order, one function each:
 
-1. **Stale check** (:mod:`.stale`). The remote listings are pulled once, before any write. Every
-   update and delete target must still hash
-   (:func:`~estatebot.listings.sync.values.hashing.listing_hash`)
-   to the ``before_hash`` it was planned against, and no create's key may exist yet. Any mismatch
+1. **Pull** (``_pull_remote``). The remote listings are pulled once, before any write, with the
+   List records as the service sent them.
+2. **Journal** (``_settle_journaled``). With ``journal=``, every operation's start and outcome
+   are appended to a JSON-lines file and synced to disk (:mod:`.journal`). Running the same plan
+   again with the same journal skips what is done and retries what failed or was never
+   confirmed. What the journal calls done is believed only where the service shows it; an effect
+   that is missing is checked and done again ("redone").
+3. **Stale check** (``_check_stale``, :mod:`.stale_check`). Every update and delete target
+   must still hash (:func:`~estatebot.listings.sync.values.hashing.listing_hash`) to the
+   ``before_hash`` it was planned against, and no create's key may exist yet. Any mismatch
    raises :class:`~estatebot.errors.PlanError` naming the listings, and nothing is written
    (``force=True`` goes on anyway).
-2. **Backup.** The current state of every listing the run will update or delete is written to a
-   backup file (:mod:`.backup`) before the first write: where asked, else next to the journal or
-   in the current folder under a timestamped name.
-3. **Writes** (:mod:`.runner`). Creates, then updates (one request each, ``concurrency``
-   threads), then deletes (``delete_chunk`` keys per request). A failing operation is reported
-   and the rest go on.
-4. **Journal.** With ``journal=``, every operation's start and outcome are appended to a
-   JSON-lines file and synced to disk (:mod:`.journal`). Running the same plan again with the same
-   journal skips what is done and retries what failed or was never confirmed: an operation that
-   was started but not confirmed counts as done when the service already shows its effect
-   (the created key exists, the update's values are there, the deleted key is gone), so nothing
-   is done twice and nothing is lost.
+4. **Backup** (``_back_up``). The current state of every listing the run will update or delete
+   is written to a backup file (:mod:`.backup`) before the first write: where asked, else next
+   to the journal or in the current folder under a timestamped name. An operation that was
+   started but not confirmed counts as done when the service already shows its effect (the
+   created key exists, the update's values are there, the deleted key is gone), and is journaled
+   so (``_record_found_applied``): nothing is done twice and nothing is lost.
+5. **Writes** (``_to_send``, ``_send``, :mod:`.sender`). Creates, then updates (one request
+   each, ``concurrency`` threads), then deletes (``delete_chunk`` keys per request); windows of
+   them are re-checked on the service when the apply runs long (:mod:`.recheck`). A failing
+   operation is reported and the rest go on.
+6. **Report** (``_report``). One row per operation, in the plan's order, with the notes of the
+   phases before.
 
+The options are one :class:`~estatebot.listings.sync.apply.apply_options.ApplyOptions`.
 :func:`~estatebot.listings.sync.apply.restore.restore` puts a backup back.
 """
 
@@ -28,29 +36,30 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from estatebot._progress import finish_bar, progress_bar
 from estatebot.listings import schema
-from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.remote.pull import pull_result
+from estatebot.listings.sync.apply.apply_options import ApplyOptions, resolve_options
 from estatebot.listings.sync.apply.backup import (
-    check_backup_path,
     default_backup_path,
     read_backup,
     read_backup_raw,
     write_backup,
 )
 from estatebot.listings.sync.apply.journal import Journal
-from estatebot.listings.sync.apply.recheck import still_there, window_recheck
+from estatebot.listings.sync.apply.journal_records import OpRecord
+from estatebot.listings.sync.apply.recheck import Recheck, still_there, window_recheck
 from estatebot.listings.sync.apply.restore import body_of, rebuild_problems
-from estatebot.listings.sync.apply.send_tasks import Task, check_options, plan_hash, tasks_from_plan
-from estatebot.listings.sync.apply.sender import Runner, not_sent
+from estatebot.listings.sync.apply.send_tasks import Task, plan_hash, tasks_from_plan
+from estatebot.listings.sync.apply.sender import Guards, Runner, not_sent
 from estatebot.listings.sync.apply.sent_values import (
     SentValues,
     open_sent_values,
@@ -92,6 +101,286 @@ logger = logging.getLogger("estatebot.listings.sync.apply.phases")
 # --------------------------------------------------------------------------- apply_plan
 
 
+def apply_plan(
+    plan: PlanArtifact,
+    client: Client,
+    serial: str,
+    *,
+    concurrency: int = 8,
+    journal: str | Path | None = None,
+    backup: str | Path | None = None,
+    progress: bool | None = None,
+    force: bool = False,
+    delete_chunk: int = 100,
+    sent_values: str | Path | bool | None = None,
+    recheck_after: float | None = 10.0,
+    recheck_window: int | None = None,
+    options: ApplyOptions | None = None,
+) -> ApplyReport:
+    """Perform exactly the plan's operations on the chatbot ``serial``; returns an ApplyReport.
+
+    Before any write the remote listings are pulled once and the plan is checked against them:
+    a listing to update or delete that changed (or vanished) since the plan was made, or a
+    listing to create that now exists, raises :class:`PlanError` naming them (up to 20, and a
+    count) and nothing is written, unless ``force=True``. Then the current state of every
+    listing to update or delete is saved to ``backup`` (``.json`` or ``.xlsx``; when None, a
+    timestamped ``.json`` next to the journal or in the current folder, named in the report).
+    Creates, then updates, run on ``concurrency`` threads, one request each; deletes go
+    ``delete_chunk`` keys per request. A failed operation is reported and the others go on.
+
+    With ``journal`` (a file path), every operation is recorded as it starts and ends. Calling
+    again with the same plan and journal skips what is done, retries what failed and settles
+    what was left unconfirmed by a crash without doing anything twice. A journal written for
+    another plan or chatbot raises :class:`PlanError`.
+
+    The values sent for the fields List never returns (``AreaUnit``, ``Location``) are recorded
+    per listing in ``sent_values`` (a SQLite file; None: the default place of
+    :mod:`~estatebot.listings.sync.apply.sent_values`; False: no record), and an update whose sheet
+    does not give them sends the values last sent instead of wiping them.
+
+    Edits made on the service while the apply runs are not overwritten: once ``recheck_after``
+    seconds have passed since the check, the targets of each window of ``recheck_window``
+    updates or deletes (default: ``8 × concurrency``, at least one delete request) are checked
+    again just before they are written, and a listing changed since is not sent and reported
+    ``changed during apply``. ``recheck_after=0`` re-checks every window; None never.
+
+    The options may instead come as one
+    :class:`~estatebot.listings.sync.apply.apply_options.ApplyOptions` (``options=``); giving
+    both ways raises TypeError.
+    """
+    chosen = resolve_options(
+        options, concurrency=concurrency, journal=journal, backup=backup, progress=progress,
+        force=force, delete_chunk=delete_chunk, sent_values=sent_values,
+        recheck_after=recheck_after, recheck_window=recheck_window,
+    )  # fmt: skip
+    tasks = tasks_from_plan(plan)
+    book = _open_journal(chosen, plan, tasks, client, serial)
+    record: SentValues | None = None
+    try:
+        if tasks:
+            service = service_address(client)
+            record = open_sent_values(chosen.sent_values, service=service, serial=serial)
+        records = book.records() if book is not None else {}
+        return _apply(_Run(plan, tasks, client, serial, chosen, book, record, records))
+    finally:
+        if book is not None:
+            book.close()
+        if record is not None:
+            record.close()
+
+
+def _open_journal(
+    options: ApplyOptions, plan: PlanArtifact, tasks: Sequence[Task], client: Client, serial: str
+) -> Journal | None:
+    """The journal asked for, bound to this plan, chatbot and service (None: none asked)."""
+    path = options.journal_path
+    if path is None:
+        return None
+    return Journal(
+        path,
+        fingerprint=plan.fingerprint,
+        serial=serial,
+        plan=plan_hash(tasks),
+        service=service_address(client),
+    )
+
+
+@dataclass
+class _Run:
+    """One apply as it goes: what it was given, and what its phases found out on the way."""
+
+    plan: PlanArtifact
+    tasks: list[Task]
+    client: Client
+    serial: str
+    options: ApplyOptions
+    book: Journal | None
+    sent: SentValues | None
+    #: The journal's record of each operation of earlier runs (less those redone).
+    records: dict[str, OpRecord]
+    #: The listings as pulled before the first write (None: the plan has nothing to do).
+    remote: Remote | None = None
+    #: When that pull began: the re-checks of :mod:`.recheck` count from it.
+    checked_at: float = 0.0
+    #: The operations the journal calls done that the service does not show: done again.
+    redo: set[str] = field(default_factory=set)
+    #: The outcome of each operation settled so far, by operation.
+    outcomes: dict[str, OpOutcome] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    backup_path: Path | None = None
+
+
+def _apply(run: _Run) -> ApplyReport:
+    """The phases of an apply, in order (see the module's documentation)."""
+    _pull_remote(run)
+    todo = _settle_journaled(run)
+    checked = _check_stale(run, todo)
+    _back_up(run, checked)
+    _record_found_applied(run, checked)
+    runner = _send(run, _to_send(run, checked))
+    return _report(run, runner)
+
+
+# --------------------------------------------------------------------------- the phases
+
+
+def _pull_remote(run: _Run) -> None:
+    """1. The listings as they are now, pulled once before any write (not for an empty plan)."""
+    run.checked_at = time.monotonic()
+    if run.tasks:
+        run.remote = Remote.of(pull_result(run.client, run.serial, progress=False))
+
+
+def _settle_journaled(run: _Run) -> list[Task]:
+    """2. The operations still to do: all but those the journal calls done and the service shows.
+
+    What the journal calls done is believed only where the service shows it: an effect that is
+    missing (another service, a listing put back) is checked and done again, as "redone".
+    """
+    records = run.records
+    journaled = {t.op for t in run.tasks if (r := records.get(t.op)) is not None and r.done}
+    remote = run.remote
+    run.redo = {
+        t.op
+        for t in run.tasks
+        if t.op in journaled and remote is not None and not shows_done(t, remote)
+    }
+    done = journaled - run.redo
+    for task in run.tasks:
+        if task.op in done:
+            run.outcomes[task.op] = _skipped(task, records[task.op])
+    if run.redo:
+        run.notes.append(
+            f"{len(run.redo)} operations the journal calls done are not to be seen on the "
+            "service: checked and done again (outcome 'redone')"
+        )
+        # Judged afresh, as never sent: their journal record says nothing of this state.
+        run.records = {op: record for op, record in records.items() if op not in run.redo}
+    return [t for t in run.tasks if t.op not in done]
+
+
+def _check_stale(run: _Run, todo: Sequence[Task]) -> Checked:
+    """3. The targets of ``todo`` checked against the pull: a stale plan raises, unless forced."""
+    if not todo or run.remote is None:
+        return Checked()
+    checked = check_targets(todo, run.remote, run.records)
+    if checked.stale:
+        if not run.options.force:
+            raise stale_error(checked.stale)
+        run.notes.append(
+            f"force=True: applied although {len(checked.stale)} listings changed since the "
+            "plan was made: " + ", ".join(t.key for t, _ in checked.stale[:SHOWN_STALE])
+        )
+    return checked
+
+
+def _back_up(run: _Run, checked: Checked) -> None:
+    """4. The before-image of every listing to update or delete, saved before the first write:
+    where asked, else a new file next to the journal or here."""
+    positions = checked.backup_positions
+    if not positions or run.remote is None:
+        return
+    book = run.book
+    target = run.options.backup_path or default_backup_path(
+        book.path.parent if book is not None else None
+    )
+    # Resuming: the file may already hold the first run's images, which are kept.
+    resumed = book is not None and bool(book.records())
+    path = _write_backup(run.remote, positions, target, serial=run.serial, merge=resumed)
+    count = len(set(positions))
+    logger.info("before-image of %d listings written to %s", count, path)
+    if run.options.backup is None:
+        run.notes.append(f"before-image of {count} listings written to {path}")
+    run.backup_path = path
+
+
+def _record_found_applied(run: _Run, checked: Checked) -> None:
+    """4. The operations an interrupted run left unconfirmed that the service shows done:
+    journaled done and reported so, never sent again."""
+    message = "found applied on the service after an interrupted run; not sent again"
+    for task, found_id in checked.applied:
+        if run.book is not None:
+            run.book.record(task.op, "done", code=None, message=message, id=found_id)
+        earlier = run.records.get(task.op)
+        run.outcomes[task.op] = OpOutcome(
+            action=task.action,
+            key=task.key,
+            row=task.row,
+            id=found_id if found_id is not None else task.id,
+            outcome=DONE,
+            message=message,
+            attempts=(earlier.attempts or None) if earlier is not None else None,
+        )
+
+
+def _to_send(run: _Run, checked: Checked) -> list[Task]:
+    """5. What is sent: the checked operations, less the deletes their backup could not undo;
+    a forced update laid over its listing as it is now; the fields List never returns filled
+    from the values last sent."""
+    send = checked.send
+    if run.remote is not None:
+        send = _keep_restorable(send, run.remote, run.serial, run.outcomes)
+        changed = {t.op for t, _ in checked.stale if t.action == "update"}
+        send = [_rebased(t, run.remote) if t.op in changed else t for t in send]
+    if run.sent is not None:
+        send = with_sent_values(send, run.sent, run.notes)
+    return send
+
+
+def _send(run: _Run, send: Sequence[Task]) -> Runner:
+    """5. The writes, under a progress bar of every operation of the plan; returns the runner,
+    which holds their outcomes."""
+    total = len(run.tasks)
+    with progress_bar(total, "Applying plan", progress=run.options.progress, unit="op") as bar:
+        bar.update(len(run.outcomes))
+        runner = _runner(run, send, bar.update)
+        try:
+            runner.run(send)
+        finally:
+            if run.sent is not None:  # also when interrupted: what was accepted is recorded
+                remember_done(run.sent, send, runner.outcomes)
+        settled = [*run.outcomes.values(), *runner.outcomes.values()]
+        finish_bar(bar, failed=sum(1 for o in settled if o.outcome in NOT_DONE), total=total)
+    return runner
+
+
+def _report(run: _Run, runner: Runner) -> ApplyReport:
+    """6. The report: one row per operation, in the plan's order, and the phases' notes."""
+    recheck = runner.guards.recheck
+    if recheck is not None and recheck.windows:
+        run.notes.append(_recheck_note(recheck))
+    for op, outcome in runner.outcomes.items():
+        redone = op in run.redo and outcome.outcome == DONE
+        run.outcomes[op] = replace(outcome, outcome=REDONE) if redone else outcome
+    rows = [run.outcomes[t.op] for t in run.tasks if t.op in run.outcomes]
+    report = ApplyReport(
+        frame=outcomes_frame(rows, unchanged=getattr(run.plan, "unchanged", [])),
+        backup_path=run.backup_path,
+        journal_path=run.book.path if run.book is not None else None,
+        notes=run.notes,
+        retry_call=_retry_call(run.serial, run.book, run.backup_path),
+    )
+    logger.info("apply: %s", report.summary())
+    return report
+
+
+# --------------------------------------------------------------------------- their parts
+
+
+def _skipped(task: Task, record: OpRecord) -> OpOutcome:
+    """The outcome of an operation an earlier run did, as its journal record tells it."""
+    return OpOutcome(
+        action=task.action,
+        key=task.key,
+        row=task.row,
+        id=record.id if record.id is not None else task.id,
+        outcome=SKIPPED,
+        code=record.code,
+        message=record.message,
+        attempts=record.attempts or None,
+    )
+
+
 def _write_backup(
     remote: Remote,
     positions: Sequence[int],
@@ -120,22 +409,6 @@ def _write_backup(
         frame = pd.concat([earlier, frame.iloc[fresh]], ignore_index=True)
         raws = [*earlier_raws, *(raws[i] for i in fresh)]
     return write_backup(frame, path, serial=serial, raw=raws)
-
-
-def _take_backup(
-    remote: Remote,
-    positions: Sequence[int],
-    backup: Path | None,
-    book: Journal | None,
-    serial: str,
-) -> Path:
-    """Save the before-image; where asked, else a new file next to the journal or here."""
-    target = backup or default_backup_path(book.path.parent if book is not None else None)
-    # Resuming: the file may already hold the first run's images, which are kept.
-    resumed = book is not None and bool(book.records())
-    path = _write_backup(remote, positions, target, serial=serial, merge=resumed)
-    logger.info("before-image of %d listings written to %s", len(set(positions)), path)
-    return path
 
 
 def _rebased(task: Task, remote: Remote) -> Task:
@@ -191,91 +464,30 @@ def _keep_restorable(
     return kept
 
 
-def apply_plan(
-    plan: PlanArtifact,
-    client: Client,
-    serial: str,
-    *,
-    concurrency: int = 8,
-    journal: str | Path | None = None,
-    backup: str | Path | None = None,
-    progress: bool | None = None,
-    force: bool = False,
-    delete_chunk: int = 100,
-    sent_values: str | Path | bool | None = None,
-    recheck_after: float | None = 10.0,
-    recheck_window: int | None = None,
-) -> ApplyReport:
-    """Perform exactly the plan's operations on the chatbot ``serial``; returns an ApplyReport.
-
-    Before any write the remote listings are pulled once and the plan is checked against them:
-    a listing to update or delete that changed (or vanished) since the plan was made, or a
-    listing to create that now exists, raises :class:`PlanError` naming them (up to 20, and a
-    count) and nothing is written, unless ``force=True``. Then the current state of every
-    listing to update or delete is saved to ``backup`` (``.json`` or ``.xlsx``; when None, a
-    timestamped ``.json`` next to the journal or in the current folder, named in the report).
-    Creates, then updates, run on ``concurrency`` threads, one request each; deletes go
-    ``delete_chunk`` keys per request. A failed operation is reported and the others go on.
-
-    With ``journal`` (a file path), every operation is recorded as it starts and ends. Calling
-    again with the same plan and journal skips what is done, retries what failed and settles
-    what was left unconfirmed by a crash without doing anything twice. A journal written for
-    another plan or chatbot raises :class:`PlanError`.
-
-    The values sent for the fields List never returns (``AreaUnit``, ``Location``) are recorded
-    per listing in ``sent_values`` (a SQLite file; None: the default place of
-    :mod:`~estatebot.listings.sync.apply.sent_values`; False: no record), and an update whose sheet
-    does not give them sends the values last sent instead of wiping them.
-
-    Edits made on the service while the apply runs are not overwritten: once ``recheck_after``
-    seconds have passed since the check, the targets of each window of ``recheck_window``
-    updates or deletes (default: ``8 × concurrency``, at least one delete request) are checked
-    again just before they are written, and a listing changed since is not sent and reported
-    ``changed during apply``. ``recheck_after=0`` re-checks every window; None never.
-    """
-    check_options(concurrency, delete_chunk)
-    if recheck_after is not None and recheck_after < 0:
-        raise ValueError(f"recheck_after must be 0 or more seconds, got {recheck_after}")
-    if recheck_window is not None and recheck_window < 1:
-        raise ValueError(f"recheck_window must be at least 1, got {recheck_window}")
-    backup_path = check_backup_path(backup) if backup is not None else None
-    tasks = tasks_from_plan(plan)
-    journal_path = Path(journal) if journal is not None else None
-    book = (
-        Journal(
-            journal_path,
-            fingerprint=plan.fingerprint,
-            serial=serial,
-            plan=plan_hash(tasks),
-            service=service_address(client),
-        )
-        if journal_path is not None
-        else None
+def _runner(run: _Run, send: Sequence[Task], tick: Callable[[int], object]) -> Runner:
+    """The runner of ``send``, with the look-ups that keep an unanswered request from being
+    sent twice blind and the re-check of each window of writes."""
+    client, serial, options = run.client, run.serial, run.options
+    listings = len(run.remote.frame) if run.remote is not None else 0
+    guards = Guards(
+        look_up=partial(look_up_created, client, serial),
+        still_there=partial(
+            still_there, client, serial, concurrency=options.concurrency, listings=listings
+        ),
+        recheck=window_recheck(client, serial, run.remote, send, options, run.checked_at),
     )
-    record: SentValues | None = None
-    try:
-        if tasks:
-            record = open_sent_values(sent_values, service=service_address(client), serial=serial)
-        return _apply(
-            plan,
-            tasks,
-            client,
-            serial,
-            book,
-            backup=backup_path,
-            progress=progress,
-            force=force,
-            concurrency=concurrency,
-            delete_chunk=delete_chunk,
-            sent=record,
-            recheck_after=recheck_after,
-            recheck_window=recheck_window or max(8 * concurrency, delete_chunk),
-        )
-    finally:
-        if book is not None:
-            book.close()
-        if record is not None:
-            record.close()
+    return Runner(
+        client, serial, options, journal=run.book, records=run.records, tick=tick, guards=guards
+    )
+
+
+def _recheck_note(recheck: Recheck) -> str:
+    failures = recheck.failures
+    return (
+        f"{recheck.windows} windows of writes re-checked on the service just before they were "
+        "sent"
+        + (f"; {len(failures)} re-checks failed and held their window back" if failures else "")
+    )
 
 
 def _retry_call(serial: str, book: Journal | None, backup: Path | None) -> str | None:
@@ -286,150 +498,3 @@ def _retry_call(serial: str, book: Journal | None, backup: Path | None) -> str |
         return None
     extra = f", backup={str(backup)!r}" if backup is not None else ""
     return f"plan.apply(client, {serial!r}, journal={str(book.path)!r}{extra})"
-
-
-def _apply(
-    plan: PlanArtifact,
-    tasks: Sequence[Task],
-    client: Client,
-    serial: str,
-    book: Journal | None,
-    *,
-    backup: Path | None,
-    progress: bool | None,
-    force: bool,
-    concurrency: int,
-    delete_chunk: int,
-    sent: SentValues | None = None,
-    recheck_after: float | None = None,
-    recheck_window: int = 64,
-) -> ApplyReport:
-    records = book.records() if book is not None else {}
-    journaled = {t.op for t in tasks if (r := records.get(t.op)) is not None and r.done}
-    notes: list[str] = []
-    outcomes: dict[str, OpOutcome] = {}
-    remote = None
-    checked_at = time.monotonic()
-    if tasks:
-        raws: list[dict[str, Any]] = []
-        remote = Remote(pull_listings(client, serial, progress=False, records_out=raws), raws)
-    # What the journal calls done is believed only where the service shows it: an effect that
-    # is missing (another service, a listing put back) is checked and done again, as "redone".
-    redo = {
-        t.op
-        for t in tasks
-        if t.op in journaled and remote is not None and not shows_done(t, remote)
-    }
-    done = journaled - redo
-    todo = [t for t in tasks if t.op not in done]
-    for task in tasks:
-        if task.op in done:
-            record = records[task.op]
-            outcomes[task.op] = OpOutcome(
-                action=task.action,
-                key=task.key,
-                row=task.row,
-                id=record.id if record.id is not None else task.id,
-                outcome=SKIPPED,
-                code=record.code,
-                message=record.message,
-                attempts=record.attempts or None,
-            )
-    if redo:
-        notes.append(
-            f"{len(redo)} operations the journal calls done are not to be seen on the service: "
-            "checked and done again (outcome 'redone')"
-        )
-        # Judged afresh, as never sent: their journal record says nothing of this state.
-        records = {op: record for op, record in records.items() if op not in redo}
-
-    backup_path: Path | None = None
-    checked = Checked()
-    if todo and remote is not None:
-        checked = check_targets(todo, remote, records)
-        if checked.stale:
-            if not force:
-                raise stale_error(checked.stale)
-            notes.append(
-                f"force=True: applied although {len(checked.stale)} listings changed since the "
-                "plan was made: " + ", ".join(t.key for t, _ in checked.stale[:SHOWN_STALE])
-            )
-        if checked.backup_positions:
-            backup_path = _take_backup(remote, checked.backup_positions, backup, book, serial)
-            if backup is None:
-                count = len(set(checked.backup_positions))
-                notes.append(f"before-image of {count} listings written to {backup_path}")
-        for task, found_id in checked.applied:
-            message = "found applied on the service after an interrupted run; not sent again"
-            if book is not None:
-                book.record(task.op, "done", code=None, message=message, id=found_id)
-            outcomes[task.op] = OpOutcome(
-                action=task.action,
-                key=task.key,
-                row=task.row,
-                id=found_id if found_id is not None else task.id,
-                outcome=DONE,
-                message=message,
-                attempts=(records[task.op].attempts or None) if task.op in records else None,
-            )
-
-    if remote is not None:
-        checked.send = _keep_restorable(checked.send, remote, serial, outcomes)
-        changed = {t.op for t, why in checked.stale if t.action == "update"}
-        checked.send = [_rebased(t, remote) if t.op in changed else t for t in checked.send]
-    if sent is not None:
-        checked.send = with_sent_values(checked.send, sent, notes)
-
-    with progress_bar(len(tasks), "Applying plan", progress=progress, unit="op") as bar:
-        bar.update(len(outcomes))
-        runner = Runner(
-            client,
-            serial,
-            concurrency=concurrency,
-            delete_chunk=delete_chunk,
-            journal=book,
-            records=records,
-            tick=bar.update,
-            look_up=partial(look_up_created, client, serial),
-            still_there=partial(
-                still_there,
-                client,
-                serial,
-                concurrency=concurrency,
-                listings=len(remote.frame) if remote is not None else 0,
-            ),
-            recheck=window_recheck(
-                client, serial, remote, checked.send, recheck_after, recheck_window, checked_at,
-                concurrency,
-            ),
-        )  # fmt: skip
-        try:
-            runner.run(checked.send)
-        finally:
-            if sent is not None:  # also when interrupted: what was accepted is recorded
-                remember_done(sent, checked.send, runner.outcomes)
-        not_done = sum(1 for o in outcomes.values() if o.outcome in NOT_DONE)
-        not_done += sum(1 for o in runner.outcomes.values() if o.outcome in NOT_DONE)
-        finish_bar(bar, failed=not_done, total=len(tasks))
-    if runner.recheck is not None and runner.recheck.windows:
-        failures = runner.recheck.failures
-        notes.append(
-            f"{runner.recheck.windows} windows of writes re-checked on the service just before "
-            "they were sent"
-            + (f"; {len(failures)} re-checks failed and held their window back" if failures else "")
-        )
-    for op, outcome in runner.outcomes.items():
-        outcomes[op] = (
-            replace(outcome, outcome=REDONE) if op in redo and outcome.outcome == DONE else outcome
-        )
-
-    rows = [outcomes[t.op] for t in tasks if t.op in outcomes]
-    report = ApplyReport(
-        frame=outcomes_frame(rows, unchanged=getattr(plan, "unchanged", [])),
-        backup_path=backup_path,
-        journal_path=book.path if book is not None else None,
-        notes=notes,
-        retry_call=_retry_call(serial, book, backup_path),
-    )
-    logger.info("apply: %s", report.summary())
-    return report

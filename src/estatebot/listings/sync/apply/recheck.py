@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 
 from estatebot.api.models import KeyType
 from estatebot.listings.remote.normalize import normalize_records
-from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.remote.pull import pull_result
 from estatebot.listings.sync.apply.send_tasks import Task
 from estatebot.listings.sync.apply.stale_check import Remote
 from estatebot.listings.sync.report.apply_report import CHANGED, NOT_SENT
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
+    from estatebot.listings.sync.apply.apply_options import ApplyOptions
 
 __all__ = ["Recheck", "current_remotes", "recheck_targets", "still_there", "window_recheck"]
 
@@ -85,7 +86,7 @@ def current_remotes(
     pull_pages = listings // 100 + 1
     by_mls = len(tasks) <= pull_pages and all(t.key_type == KeyType.MLS_NUMBER.value for t in tasks)
     if not by_mls:
-        whole = Remote(pull_listings(client, serial, progress=False))
+        whole = Remote.of(pull_result(client, serial, progress=False))
         return [whole] * len(tasks)
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="estatebot-look") as pool:
         pages = list(
@@ -146,13 +147,15 @@ def window_recheck(
     serial: str,
     remote: Remote | None,
     send: Sequence[Task],
-    after: float | None,
-    window: int,
+    options: ApplyOptions,
     checked_at: float,
-    concurrency: int,
 ) -> Recheck | None:
-    """The re-check of each window of writes, or None when there is nothing to re-check."""
-    if after is None or remote is None:
+    """The re-check of each window of writes, or None when there is nothing to re-check.
+
+    Of ``options`` it reads ``recheck_after`` (None: never re-check), the window and
+    ``concurrency``.
+    """
+    if options.recheck_after is None or remote is None:
         return None
     expected: dict[str, str] = {}
     remote.hash_found(task for task in send if task.action in ("update", "delete"))
@@ -168,7 +171,7 @@ def window_recheck(
         client,
         serial,
         expected=expected,
-        concurrency=concurrency,
+        concurrency=options.concurrency,
         listings=len(remote.frame),
     )
-    return Recheck(check, after=after, window=window, checked_at=checked_at)
+    return Recheck(check, after=options.recheck_after, window=options.window, checked_at=checked_at)

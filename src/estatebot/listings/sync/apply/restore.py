@@ -15,13 +15,14 @@ from estatebot._progress import finish_bar, progress_bar
 from estatebot.api.models import KeyType, ListingInput, field_problems
 from estatebot.listings import schema
 from estatebot.listings.remote.parsers import parse_numbers
-from estatebot.listings.remote.pull import pull_listings
+from estatebot.listings.remote.pull import pull_result
 from estatebot.listings.remote.records import WIRE_NAMES
+from estatebot.listings.sync.apply.apply_options import ApplyOptions, resolve_options
 from estatebot.listings.sync.apply.backup import (
     read_backup,
     read_backup_raw,
 )
-from estatebot.listings.sync.apply.send_tasks import Task, check_options
+from estatebot.listings.sync.apply.send_tasks import Task
 from estatebot.listings.sync.apply.sender import Runner
 from estatebot.listings.sync.apply.sent_values import (
     SentValues,
@@ -155,6 +156,7 @@ def restore(
     concurrency: int = 8,
     progress: bool | None = None,
     sent_values: str | Path | bool | None = None,
+    options: ApplyOptions | None = None,
 ) -> ApplyReport:
     """Put the listings of a backup (written by ``apply_plan``) back on the chatbot.
 
@@ -164,11 +166,19 @@ def restore(
     returns (``AreaUnit``, ``Location``) cannot be in a backup: they are sent as last sent by
     estatebot (the record of :mod:`~estatebot.listings.sync.apply.sent_values`, at ``sent_values``;
     False keeps none), else ``AreaUnit`` is sent as ``"Square Feet"`` and the row's message says so.
+
+    The options may instead come as one
+    :class:`~estatebot.listings.sync.apply.apply_options.ApplyOptions` (``options=``), of which a
+    restore reads ``concurrency``, ``progress`` and ``sent_values``; giving both ways raises
+    TypeError.
     """
-    check_options(concurrency, 1)
-    record = open_sent_values(sent_values, service=service_address(client), serial=serial)
+    chosen = resolve_options(
+        options, concurrency=concurrency, progress=progress, sent_values=sent_values
+    )
+    service = service_address(client)
+    record = open_sent_values(chosen.sent_values, service=service, serial=serial)
     try:
-        return _restore(backup, client, serial, concurrency, progress, record)
+        return _restore(backup, client, serial, chosen, record)
     finally:
         if record is not None:
             record.close()
@@ -178,13 +188,12 @@ def _restore(
     backup: str | Path,
     client: Client,
     serial: str,
-    concurrency: int,
-    progress: bool | None,
+    options: ApplyOptions,
     record: SentValues | None,
 ) -> ApplyReport:
     frame = read_backup(backup).reset_index(drop=True)
     raws = read_backup_raw(backup)
-    remote = Remote(pull_listings(client, serial, progress=False))
+    remote = Remote.of(pull_result(client, serial, progress=False))
     tasks: list[Task] = []
     settled: list[OpOutcome] = []  # rows decided without a request
     seen: set[str] = set()
@@ -203,16 +212,10 @@ def _restore(
             tasks.append(item)
         else:
             settled.append(item)
+    progress = options.progress
     with progress_bar(len(tasks), "Restoring listings", progress=progress, unit="op") as bar:
-        runner = Runner(
-            client,
-            serial,
-            concurrency=concurrency,
-            delete_chunk=1,
-            journal=None,
-            records={},
-            tick=bar.update,
-        )
+        # Unjournaled: a restore sent again sends only what is still missing or different.
+        runner = Runner(client, serial, options, journal=None, records={}, tick=bar.update)
         try:
             runner.run(tasks)
         finally:

@@ -93,10 +93,3 @@ def plan_hash(tasks: Sequence[Task]) -> str:
     items = [[t.op, t.key_type, t.before_hash, t.body] for t in tasks]
     text = json.dumps(items, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def check_options(concurrency: int, delete_chunk: int) -> None:
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    if delete_chunk < 1:
-        raise ValueError(f"delete_chunk must be at least 1, got {delete_chunk}")

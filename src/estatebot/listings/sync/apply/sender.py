@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from estatebot.errors import (
@@ -30,38 +31,52 @@ from estatebot.listings.sync.report.apply_report import (
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
+    from estatebot.listings.sync.apply.apply_options import ApplyOptions
 
 
 # --------------------------------------------------------------------------- running
 
 
+@dataclass(frozen=True)
+class Guards:
+    """What the runner asks the service before it sends again or writes late (each optional).
+
+    ``look_up`` finds the listing an unanswered create may have made, ``still_there`` the
+    listings an unanswered delete left, and ``recheck`` the targets of a window of writes
+    changed since the apply's check.
+    """
+
+    look_up: LookUp | None = None
+    still_there: StillThere | None = None
+    recheck: Recheck | None = None
+
+
 class Runner:
-    """Sends tasks with bounded concurrency, journals them, and collects outcomes."""
+    """Sends tasks with bounded concurrency, journals them, and collects outcomes.
+
+    Of ``options`` it reads ``concurrency`` (threads) and ``delete_chunk`` (keys per delete
+    request); ``records`` are the journal's records of earlier runs, ``tick`` moves the
+    progress bar by the operations settled.
+    """
 
     def __init__(
         self,
         client: Client,
         serial: str,
+        options: ApplyOptions,
         *,
-        concurrency: int,
-        delete_chunk: int,
         journal: Journal | None,
         records: Mapping[str, OpRecord],
         tick: Callable[[int], object],
-        look_up: LookUp | None = None,
-        recheck: Recheck | None = None,
-        still_there: StillThere | None = None,
+        guards: Guards = Guards(),
     ) -> None:
         self.client = client
-        self.still_there = still_there
-        self.look_up = look_up
-        self.recheck = recheck
         self.serial = serial
-        self.concurrency = concurrency
-        self.delete_chunk = delete_chunk
+        self.options = options
         self.journal = journal
         self.records = records
         self.tick = tick
+        self.guards = guards
         self.outcomes: dict[str, OpOutcome] = {}
 
     def _attempt_number(self, task: Task) -> int:
@@ -165,10 +180,10 @@ class Runner:
                 ambiguous = _unanswered(error)
                 if not (ambiguous or (uncertain and isinstance(error, ConflictError))):
                     return finish(FAILED, code, message)
-                if self.look_up is None:
+                if self.guards.look_up is None:
                     return finish(FAILED, code, message)
                 try:
-                    found = self.look_up(task)
+                    found = self.guards.look_up(task)
                 except Exception as lookup_error:
                     _, why = _describe(lookup_error)
                     return finish(
@@ -209,10 +224,10 @@ class Runner:
             count = self._delete(chunk)
         except Exception as error:  # one failing request never stops the others
             code, message = _describe(error)
-            if not _unanswered(error) or self.still_there is None:
+            if not _unanswered(error) or self.guards.still_there is None:
                 return finish(chunk, FAILED, code, message)
             try:
-                there = self.still_there(chunk)
+                there = self.guards.still_there(chunk)
             except Exception as lookup_error:
                 _, why = _describe(lookup_error)
                 return finish(
@@ -243,13 +258,13 @@ class Runner:
         updates = [t for t in tasks if t.action == "update"]
         deletes = [t for t in tasks if t.action == "delete"]
         with ThreadPoolExecutor(
-            max_workers=self.concurrency, thread_name_prefix="estatebot-apply"
+            max_workers=self.options.concurrency, thread_name_prefix="estatebot-apply"
         ) as pool:
             try:
                 self._run_phase(pool, [[t] for t in creates], self._send_first, checked=True)
                 self._run_phase(pool, [[t] for t in updates], self._send_first)
                 deletes = self._hold_replaced(creates, deletes)
-                chunks = list(_delete_chunks(deletes, self.delete_chunk))
+                chunks = list(_delete_chunks(deletes, self.options.delete_chunk))
                 self._run_phase(pool, chunks, self._send_deletes)
             except BaseException:
                 # Interrupted (Ctrl-C): send nothing more. Requests in flight finish; the
@@ -301,7 +316,7 @@ class Runner:
         # queued and memory stays flat for large plans.
         pending: set[Future[list[OpOutcome]]] = set()
         queue = self._rechecked(units) if not checked else iter(units)
-        limit = self.concurrency * 2
+        limit = self.options.concurrency * 2
         while True:
             for unit in queue:
                 pending.add(pool.submit(send, unit))
@@ -319,7 +334,7 @@ class Runner:
     def _rechecked(self, units: Sequence[list[Task]]) -> Iterator[list[Task]]:
         """The units to send, each window of them re-checked just before it is sent (when
         due): a target changed on the service since the apply's check is not sent."""
-        recheck = self.recheck
+        recheck = self.guards.recheck
         position = 0
         while position < len(units):
             if recheck is None or not recheck.due():

@@ -24,6 +24,7 @@ from estatebot.listings.sync.values.hashing import frame_hashes
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
+    from estatebot.listings.remote.pull import PullResult
 
 
 #: Listing fields that RealEstateList returns, so a pulled listing can show an update's effect.
@@ -50,6 +51,11 @@ class Remote:
         self.records = list(records) if records is not None else None
         self._hashes: dict[int, str] = {}
         self._index: dict[str, dict[str, list[int]]] = {}
+
+    @classmethod
+    def of(cls, pulled: PullResult) -> Remote:
+        """The listings of a pull, with their List records as the service sent them."""
+        return cls(pulled.frame, pulled.records)
 
     def hash_at(self, position: int) -> str:
         """:func:`~estatebot.listings.sync.values.hashing.listing_hash` of the listing at
