@@ -1,8 +1,9 @@
 """What every result object's ``summary()`` returns: a line to read that carries its figures.
 
-``Sheet``, ``SyncPlan``, ``ApplyReport`` and ``ChatTestResults`` answer ``summary()`` with a
-:class:`Summary`: text, so it prints, compares and searches like the string it is, and a
-read-only mapping of the figures behind that text, so a script need not parse it::
+``Sheet``, ``SyncPlan``, ``ApplyReport``, ``ChatTestResults``, ``ChatRunChanges`` and
+``NormalizeResult`` answer ``summary()`` with a :class:`Summary`: text, so it prints, compares and
+searches like the string it is, and a read-only mapping of the figures behind that text, so a
+script need not parse it::
 
     s = plan.summary()
     print(s)                  # 12 create, 40 update, 3 delete, 900 unchanged, 2 invalid

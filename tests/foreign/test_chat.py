@@ -276,7 +276,7 @@ def test_run_chat_tests(server: ForeignServer, client: eb.Client) -> None:
     server.seed(12)
     results = eb.run_chat_tests(client, server.serial, CASES, concurrency=3, progress=False)
     frame = results.frame
-    assert results.passed, frame[["question", "answer", "why", "error"]].to_dict("records")
+    assert results.ok, frame[["question", "answer", "why", "error"]].to_dict("records")
     assert list(frame["attempts"]) == [1, 1, 1, 1, 1]
     assert frame["session_id"].iloc[3] == frame["session_id"].iloc[4]
     assert frame["no_answer"].tolist() == [False, False, True, False, False]
@@ -289,5 +289,5 @@ def test_run_chat_tests_waits_out_a_short_throttle(
     server.seed(12)
     server.variant = Variant(throttle=Throttle(frozenset({CLIENT_ASK}), retry_after="1"))
     results = eb.run_chat_tests(client, server.serial, CASES.iloc[:1], progress=False)
-    assert results.passed
+    assert results.ok
     assert results.frame["attempts"].tolist() == [2]

@@ -170,7 +170,7 @@ def test_apply_through_faults_ends_equal_to_the_sheet(
 
     if not report.ok:
         again = plan.apply(client, server.serial, journal=journal, backup=tmp_path / "b2.json")
-        assert again.ok, again.failed.to_dict("records")
+        assert again.ok, again.failures.to_dict("records")
     assert differences(server, desired) == []
     creates = Counter(seen.body["MLSNumber"] for seen in server.requests(CREATE) if seen.body)
     assert all(n <= 2 for n in creates.values()), creates

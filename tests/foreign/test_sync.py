@@ -124,7 +124,7 @@ def test_apply_makes_the_server_equal_to_the_sheet(
     report = plan.apply(
         client, server.serial, journal=tmp_path / "sync.journal", backup=tmp_path / "backup.json"
     )
-    assert report.ok, report.failed.to_dict("records")
+    assert report.ok, report.failures.to_dict("records")
     done = report.counts()
     assert {word: done.get(word) for word in ("created", "updated", "deleted")} == {
         "created": 4,

@@ -213,7 +213,7 @@ def test_a_stale_plan_is_refused_and_force_goes_on(
     assert outcomes[first] == "done"
     assert outcomes[second] == "done"
     assert outcomes["N000000"] == "failed"  # 409: it exists now
-    failed = report.failed
+    failed = report.failures
     assert list(failed["code"]) == [409]
     after = pull(client, server).set_index("MLSNumber")
     assert after.loc[first, "SalePrice"] == 1.0
@@ -253,8 +253,8 @@ def test_a_failed_row_is_reported_and_the_rest_go_on(
 
     assert not report.ok
     assert report.summary() == "1 updated, 10 unchanged, 1 failed"
-    assert list(report.failed["key"]) == [first]
-    assert "nothing updated" in report.failed["message"].iloc[0]
+    assert list(report.failures["key"]) == [first]
+    assert "nothing updated" in report.failures["message"].iloc[0]
     assert f"failed update {first}" in str(report)
 
     path = report.to_excel(tmp_path / "report.xlsx")
@@ -358,9 +358,9 @@ def test_resume_after_failures_finishes_without_doing_anything_twice(
 
         first = apply_plan(plan, client, server.serial, journal=journal, progress=False)
 
-        failed = len(first.failed)
+        failed = len(first.failures)
         assert 0 < failed < 40
-        assert set(first.failed["code"]) == {500}
+        assert set(first.failures["code"]) == {500}
         assert (first.frame["outcome"] == "done").sum() == 40 - failed
 
         server.faults.clear()

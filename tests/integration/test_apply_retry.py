@@ -59,7 +59,7 @@ def test_the_reported_retry_call_finishes_a_failed_apply(
         )
     finally:
         server.faults.clear()
-    assert len(report.failed) == updates
+    assert len(report.failures) == updates
     call = report.retry_call
     assert call is not None
     assert str(tmp_path / "sync.journal") in call

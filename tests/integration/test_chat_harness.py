@@ -65,7 +65,7 @@ def test_every_expectation_passes_and_fails_on_real_answers(client: Client, emul
     assert frame.loc["cheap bad", "why"].startswith("max_tokens: used")
     assert "Sunny Homes" in frame.loc["none bad", "answer"]  # the WelcomeMessage
     assert bool(frame.loc["none ok", "no_answer"]) is True
-    assert not results.passed
+    assert not results.ok
     assert main_exit_code(results) == 1
 
 
@@ -91,7 +91,7 @@ def test_summary_agrees_with_the_frame(client: Client, emulator: Any) -> None:
 def test_all_passing_run_exits_zero(client: Client, emulator: Any) -> None:
     cases = [c for c in BATCH if c["name"].endswith(" ok")]
     results = run_chat_tests(client, emulator.serial, cases, progress=False)
-    assert results.passed
+    assert results.ok
     assert main_exit_code(results) == 0
 
 
@@ -130,7 +130,7 @@ def test_rate_limits_are_waited_out_then_recorded(client: Client, emulator: Any)
     ]
     results = run_chat_tests(client, emulator.serial, cases, concurrency=2, progress=False)
     frame = results.frame
-    assert results.passed, frame[["question", "attempts", "error"]]
+    assert results.ok, frame[["question", "attempts", "error"]]
     assert (frame["attempts"] > 1).any()
     assert set(frame["attempts"]) <= {1, 2, 3, 4}
 

@@ -7,10 +7,15 @@ workbook it wrote.
 from __future__ import annotations
 
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from openpyxl import Workbook
+from openpyxl.styles import PatternFill
 
+from estatebot._safe_cells import SheetWriter, frame_rows, warn_changes
+from estatebot._summary import Figure, Summary
 from estatebot.chat.harness.comparison_html import changes_html
 from estatebot.chat.harness.naming import is_default_name
 from estatebot.chat.harness.results import ChatTestResults
@@ -30,13 +35,84 @@ _CHANGE_COLUMNS: dict[str, str] = {
 }
 
 
+#: The kinds of change, by the name of their figure in :meth:`ChatRunChanges.summary`.
+_CHANGE_FIGURES: dict[str, str] = {
+    "now_failing": "now failing",
+    "now_passing": "now passing",
+    "answer_changed": "answer changed",
+    "added": "added",
+    "removed": "removed",
+}
+# A case that no longer passes, or is gone: its row is highlighted in a workbook.
+_WORSE = frozenset({"now failing", "removed"})
+_WORSE_FILL = PatternFill(start_color="FFF4CCCC", end_color="FFF4CCCC", fill_type="solid")
+
+
 class ChatRunChanges(pd.DataFrame):
     """What :func:`compare_chat_runs` returns: a DataFrame of the changed cases (use it as one),
     shown in a notebook as a diff: outcome changes coloured (pass → fail in red), the old and
     new answers compared word by word.
 
-    Frames derived from it (``set_index``, a selection, ...) are plain DataFrames.
+    Held and saved as every result is: :attr:`frame` / :meth:`to_frame` (a plain DataFrame),
+    :meth:`summary` and :meth:`to_excel`, which returns the path written. It stays a DataFrame
+    so code that used it as one goes on working; frames derived from it (``set_index``, a
+    selection, ...) are plain DataFrames.
     """
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The changes as a plain DataFrame (a copy)."""
+        return pd.DataFrame(self, copy=True)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The changes as a plain DataFrame (a copy, as :attr:`frame`)."""
+        return pd.DataFrame(self, copy=True)
+
+    def summary(self) -> Summary:
+        """One line, such as ``"3 cases changed: 1 now failing, 2 answer changed"``; the
+        figures in ``.counts``: ``changed``, then each kind of change (``now_failing``, ...)."""
+        kinds = self._kinds()
+        counts = {name: kinds.count(word) for name, word in _CHANGE_FIGURES.items()}
+        figures: dict[str, Figure] = {"changed": len(self), **counts}
+        if not len(self):
+            return Summary("no case changed its outcome or answer", figures)
+        noun = "case" if len(self) == 1 else "cases"
+        parts = [f"{counts[name]} {word}" for name, word in _CHANGE_FIGURES.items() if counts[name]]
+        text = f"{len(self)} {noun} changed" + (f": {', '.join(parts)}" if parts else "")
+        return Summary(text, figures)
+
+    # pandas marks to_excel final for its typing only: overriding it works, and is what makes this
+    # result's to_excel safe with untrusted text and return the path, as every result's does.
+    def to_excel(self, path: str | PathLike[str]) -> Path:  # type: ignore[override,misc]
+        """Write a ``changes`` sheet (cases now failing or removed highlighted) and a ``summary``
+        sheet to an .xlsx workbook; returns the path written.
+
+        Unlike DataFrame's ``to_excel``, this takes only the path: questions and answers are
+        untrusted text and go in by the rules of :mod:`estatebot._safe_cells` (never a formula;
+        characters a cell cannot hold removed, text longer than a cell holds cut, each cell so
+        changed named in a ``CellWarning``).
+        """
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        book = Workbook(write_only=True)
+        columns = [str(c) for c in self.columns]
+        changes = SheetWriter(book, "changes", columns)
+        worse = [change in _WORSE for change in self._kinds()]
+        for values, is_worse in zip(frame_rows(self), worse, strict=True):
+            changes.append(values, fill=_WORSE_FILL if is_worse else None)
+        summary = SheetWriter(book, "summary", ["metric", "value"], widths={"metric": 18})
+        for name, value in self.summary().counts.items():
+            summary.append([name, value])
+        book.save(target)
+        warn_changes([*changes.changes, *summary.changes], target.name)
+        return target
+
+    def _kinds(self) -> list[Any]:
+        """Each row's ``change``; None for each when the column was dropped by hand."""
+        if "change" not in self.columns:
+            return [None] * len(self)
+        kinds: list[Any] = self["change"].astype("object").tolist()
+        return kinds
 
     def _repr_html_(self) -> str | None:
         if list(self.columns) != list(_CHANGE_COLUMNS):

@@ -7,6 +7,7 @@ a workbook and reads it back.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -197,7 +198,8 @@ class ChatTestResults:
     ``claims_contradicted`` and ``claims_unknown`` (each answer's claims by verdict), ``why``
     (each failed expectation) and ``passed`` (no error and every expectation passed).
 
-    :attr:`claims` holds every claim of the run (empty when nothing was fact-checked).
+    :attr:`claims` holds every claim of the run (empty when nothing was fact-checked). :attr:`ok`
+    says whether every case passed, :attr:`failures` lists those that did not.
     """
 
     def __init__(self, frame: pd.DataFrame, claims: pd.DataFrame | None = None) -> None:
@@ -228,7 +230,7 @@ class ChatTestResults:
         return self._claims.copy()
 
     @property
-    def passed(self) -> bool:
+    def ok(self) -> bool:
         """True when every case passed."""
         return bool(self._frame["passed"].all())
 
@@ -236,6 +238,18 @@ class ChatTestResults:
     def failures(self) -> pd.DataFrame:
         """The rows that did not pass (failed expectations or errors)."""
         return self._frame[~self._frame["passed"]].copy()
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated: :attr:`ok` (every result says its success so); the frame's ``passed``
+        column is unchanged."""
+        # Kept so scripts and notebooks written against the old name go on working.
+        warnings.warn(
+            "ChatTestResults.passed is deprecated; use ChatTestResults.ok",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.ok
 
     def to_frame(self) -> pd.DataFrame:
         """The results, one row per case (a copy, as :attr:`frame`)."""
@@ -364,4 +378,4 @@ def main_exit_code(results: ChatTestResults) -> int:
 
     A run with no cases also gives 1, so an empty cases file cannot pass a check unnoticed.
     """
-    return 0 if len(results) and results.passed else 1
+    return 0 if len(results) and results.ok else 1

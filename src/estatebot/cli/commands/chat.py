@@ -57,7 +57,7 @@ def run_tests(
         results.to_excel(out)
     summary = results.summary()
     console = out_console()
-    passed = results.passed
+    passed = results.ok
     console.print(
         Text(
             f"{summary['passed']} of {summary['cases']} cases passed "

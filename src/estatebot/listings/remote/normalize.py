@@ -17,17 +17,23 @@ Duplicate ``ID`` values are kept as they come: pulling de-duplicates listings, n
 
 from __future__ import annotations
 
+import html
 import os
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from estatebot._safe_cells import warn_changes
+from estatebot._summary import Figure, Summary
+from estatebot._theme import styled
 from estatebot.listings import schema
 from estatebot.listings.remote.parsed import gc_paused
 from estatebot.listings.remote.parsers import (
@@ -91,6 +97,9 @@ class NormalizeResult:
     columns when asked for). ``problems`` has the columns of :data:`PROBLEM_COLUMNS`, one row per
     unreadable value, indexed by the row's label in ``frame``; ``column`` names the field as it
     came in (``LATITUDE``, ``Price``), ``value`` is the value as text.
+
+    Held, shown and saved as every result is: :meth:`summary`, :meth:`to_frame`,
+    :meth:`to_excel`, and a table of the problems in a notebook.
     """
 
     frame: pd.DataFrame
@@ -102,13 +111,60 @@ class NormalizeResult:
         counts = self.problems["column"].value_counts()
         return {str(name): int(count) for name, count in counts.items()}
 
-    def summary(self) -> str:
-        """One line: rows read and problems by field."""
+    def summary(self) -> Summary:
+        """One line: rows read and problems by field; the figures in ``.counts`` (``listings``,
+        ``problems``, then the problems of each field by its name)."""
+        figures: dict[str, Figure] = {"listings": len(self.frame), "problems": len(self.problems)}
+        figures.update(self.counts)
         rows = f"{len(self.frame)} listings"
         if not len(self.problems):
-            return f"{rows}, every value read"
+            return Summary(f"{rows}, every value read", figures)
         by_column = ", ".join(f"{name} {count}" for name, count in self.counts.items())
-        return f"{rows}, {len(self.problems)} values unreadable or missing (now NA): {by_column}"
+        text = f"{rows}, {len(self.problems)} values unreadable or missing (now NA): {by_column}"
+        return Summary(text, figures)
+
+    def to_frame(self) -> pd.DataFrame:
+        """A copy of :attr:`frame`, the canonical listing frame."""
+        return self.frame.copy()
+
+    def to_excel(self, path: str | PathLike[str]) -> Path:
+        """Write sheets ``Listings`` (``row`` is the frame's index; lists and mappings as JSON
+        text) and ``Problems`` (indexed the same way) to an .xlsx workbook; returns the path.
+
+        The values come from the service, so they go in by the rules of
+        :mod:`estatebot._safe_cells`: never a formula; characters a cell cannot hold removed and
+        text longer than a cell holds cut, each cell so changed named in a ``CellWarning``.
+        """
+        # Imported here: reading records needs no workbook writer.
+        from estatebot.listings.export import flatten_for_cells, write_workbook
+
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sheets = {
+            "Listings": flatten_for_cells(self.frame).rename_axis("row").reset_index(),
+            "Problems": self.problems.rename_axis("row").reset_index(),
+        }
+        warn_changes(write_workbook(target, sheets, too_long="cut"), target.name)
+        return target
+
+    def __repr__(self) -> str:
+        return f"<NormalizeResult {self.summary()}>"
+
+    def _repr_html_(self) -> str:
+        # As a Sheet shows itself: the line to read, then the first problems. Values come from
+        # the service, so pandas escapes every cell.
+        head = f"<p class='eb-title'>{html.escape(self.summary())}</p>"
+        if self.problems.empty:
+            return styled(head)
+        shown = self.problems.head(_HTML_ROWS).rename_axis("row").reset_index()
+        table = shown.to_html(index=False, na_rep="", escape=True, border=0, classes="eb-table")
+        more = len(self.problems) - _HTML_ROWS
+        tail = f"<p class='eb-muted'>… {more} more in <code>.problems</code></p>"
+        return styled(f"{head}<div class='eb-scroll'>{table}</div>{tail if more > 0 else ''}")
+
+
+# The problems a notebook lists; the rest are counted (all are in .problems).
+_HTML_ROWS = 20
 
 
 def normalize_records(
@@ -142,7 +198,7 @@ def normalize_records(
     problems.index = pd.Index(source.index[problems.index.to_numpy(int)], name="row")
     result = NormalizeResult(frame, problems)
     if len(problems):
-        warnings.warn(result.summary(), NormalizeWarning, stacklevel=2)
+        warnings.warn(str(result.summary()), NormalizeWarning, stacklevel=2)
     return result
 
 

@@ -7,6 +7,7 @@ reply or our own words, see :mod:`estatebot.errors`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -124,6 +125,8 @@ class ApplyReport:
     before-image and the journal were written; ``notes`` says anything else worth knowing.
     ``retry_call`` is the call that sends again what failed (the same plan with the same journal,
     for an apply; None when the apply kept no journal: then only a new plan goes on).
+    :attr:`ok` says whether every operation went through, :attr:`failures` lists those that did
+    not (the names every result uses).
     """
 
     frame: pd.DataFrame
@@ -134,14 +137,25 @@ class ApplyReport:
     retry_call: str | None = None
 
     @property
-    def failed(self) -> pd.DataFrame:
+    def failures(self) -> pd.DataFrame:
         """The rows whose operation failed."""
         return self.frame[(self.frame["outcome"] == FAILED).fillna(False)]
 
     @property
     def ok(self) -> bool:
         """True when no operation failed."""
-        return bool(len(self.failed) == 0)
+        return bool(len(self.failures) == 0)
+
+    @property
+    def failed(self) -> pd.DataFrame:
+        """Deprecated: :attr:`failures` (every result names its failures so)."""
+        # Kept so scripts and notebooks written against the old name go on working.
+        warnings.warn(
+            "ApplyReport.failed is deprecated; use ApplyReport.failures",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.failures
 
     def counts(self) -> dict[str, int]:
         """Counts by summary word: ``created``, ``updated``, ``deleted``, ``unchanged``,
@@ -204,12 +218,12 @@ class ApplyReport:
     def __str__(self) -> str:
         lines = [f"{self.title}: {self.summary()}", *self._where()]
         lines += [f"note: {note}" for note in self.notes]
-        failed = self.failed
+        failed = self.failures
         for record in failed.head(10).to_dict("records"):
             code = "" if record["code"] is pd.NA else f" [{record['code']}]"
             lines.append(f"failed {record['action']} {record['key']}{code}: {record['message']}")
         if len(failed) > 10:
-            lines.append(f"... and {len(failed) - 10} more failed (see .failed)")
+            lines.append(f"... and {len(failed) - 10} more failed (see .failures)")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
