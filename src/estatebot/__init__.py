@@ -49,6 +49,7 @@ if _typing.TYPE_CHECKING:
     from estatebot.errors import RequestValidationError as RequestValidationError
     from estatebot.errors import ServerError as ServerError
     from estatebot.errors import SheetError as SheetError
+    from estatebot.errors import SheetNotFoundError as SheetNotFoundError
     from estatebot.listings.export import ExportError as ExportError
     from estatebot.listings.remote.normalize import NormalizeWarning as NormalizeWarning
     from estatebot.listings.remote.normalize import normalize_records as normalize_records
@@ -90,6 +91,7 @@ _HOMES: dict[str, str] = {
             "RequestValidationError",
             "ServerError",
             "SheetError",
+            "SheetNotFoundError",
         ),
         "estatebot.errors",
     ),

@@ -17,6 +17,7 @@ Every error the toolkit raises derives from :class:`EstatebotError`::
     ├── PullError                   a page of a pull failed after retries (names the page)
     └── LocatedError                a data-layer error naming its row, column and value
         ├── SheetError              a spreadsheet cannot be read as listings
+        │   └── SheetNotFoundError  the workbook has no worksheet by the name or number asked
         └── PlanError               a plan cannot be made or applied
 
 and one warning, :class:`PullWarning` (a ``UserWarning``): the listings a pull read may not be all
@@ -209,6 +210,33 @@ class LocatedError(EstatebotError, ValueError):
 
 class SheetError(LocatedError):
     """A spreadsheet cannot be read as listings."""
+
+
+class SheetNotFoundError(SheetError):
+    """The workbook has no worksheet by the name or number asked for.
+
+    ``requested`` is what was asked for: a worksheet's name (a ``str``) or its 0-based number
+    (an ``int``); ``sheets`` the names of the worksheets the workbook has, in order. A caller
+    that tries another way of finding the sheet (the command line's ``--sheet 2``: a name
+    first, then a number) catches this class rather than reading the message.
+    """
+
+    def __init__(self, requested: str | int, sheets: Sequence[str]) -> None:
+        self.requested = requested
+        self.sheets = list(sheets)
+        if isinstance(requested, int):
+            message = (
+                f"the workbook has {len(self.sheets)} sheet(s), no sheet number {requested}: "
+                f"{self.sheets}"
+            )
+        else:
+            message = f"no sheet named {requested!r}; sheets: {self.sheets}"
+        super().__init__(message, value=requested)
+
+    def __reduce__(self) -> tuple[type[SheetNotFoundError], tuple[str | int, list[str]]]:
+        # Pickle (and copy) by the arguments: the default would call the class with the
+        # message alone, which this signature does not take.
+        return type(self), (self.requested, self.sheets)
 
 
 class PlanError(LocatedError):

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from clirun import cli_env, run_cli, serving
 from estatebot.emulator import EmulatorServer, running
@@ -74,6 +76,46 @@ def test_debug_shows_the_traceback_of_an_error_and_only_then(small: EmulatorServ
 
     by_env = run_cli(small, "apply", "broken.json", env=cli_env(small, ESTATEBOT_DEBUG="1"))
     assert "Traceback (most recent call last)" in by_env.err
+
+
+def test_the_run_settings_live_in_the_context_not_in_a_module(small: EmulatorServer) -> None:
+    import estatebot.cli.error_messages as error_messages
+    from estatebot.cli.error_messages import Settings
+    from estatebot.cli.main import app
+
+    # Nothing module-level a run could change: no ``settings`` global, no Settings held by any
+    # module of the command line, and the settings themselves cannot be changed.
+    assert not hasattr(error_messages, "settings")
+    for name, module in list(sys.modules.items()):
+        if name.startswith("estatebot.cli"):
+            held = [key for key, value in vars(module).items() if isinstance(value, Settings)]
+            assert not held, f"{name} holds run settings: {held}"
+    assert Settings.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+    # Two runs in one process: --debug in the first does not leak into the second.
+    Path("broken.json").write_text("not a plan", "utf-8")
+    runner = CliRunner()
+    debug = runner.invoke(app, ["--debug", "apply", "broken.json"], env=cli_env(small))
+    assert debug.exit_code == 1, debug.output
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert "error: broken.json is not a saved plan" in debug.stderr
+    plain = runner.invoke(app, ["apply", "broken.json"], env=cli_env(small))
+    assert plain.exit_code == 1, plain.output
+    assert plain.stderr.startswith("error: broken.json is not a saved plan: not JSON")
+    assert "Traceback" not in plain.output
+
+
+def test_a_failed_pull_names_the_flag_only_in_the_command_that_has_it(
+    small: EmulatorServer,
+) -> None:
+    closed = cli_env(small, ESTATEBOT_BASE_URL="http://127.0.0.1:9")
+    pulled = run_cli(small, "pull", "--out", "x.csv", env=closed)
+    assert pulled.code == 1, pulled.text
+    assert "(pass --skip-failed-pages to keep the pages that did arrive)" in pulled.err
+    synced = run_cli(small, "sync", str(SAMPLES / "mls_export.xlsx"), env=closed)
+    assert synced.code == 1, synced.text
+    assert "(try again when the service answers)" in synced.err
+    assert "--skip-failed-pages" not in synced.err
 
 
 def test_a_key_never_reaches_the_output_even_with_debug(small: EmulatorServer) -> None:

@@ -112,17 +112,33 @@ def test_every_exit_code_is_in_the_one_table_and_the_readme() -> None:
 
 
 def test_a_failed_page_hint_names_the_pull_flag_only_where_it_exists() -> None:
-    from estatebot.cli.error_messages import settings
+    from estatebot.cli.error_messages import Settings
     from estatebot.errors import PullError, ServerError
 
     message = str(PullError(3, ServerError("boom", status_code=500, operation="RealEstateList")))
     assert "on_error='skip'" in message
-    try:
-        settings.command = "pull"
-        assert "(pass --skip-failed-pages to keep the pages that did arrive)" in in_cli_terms(
-            message
-        )
-        settings.command = "sync"
-        assert in_cli_terms(message).endswith("(try again when the service answers)")
-    finally:
-        settings.command = ""
+    assert "(pass --skip-failed-pages to keep the pages that did arrive)" in in_cli_terms(
+        message, Settings(command="pull")
+    )
+    assert in_cli_terms(message, Settings(command="sync")).endswith(
+        "(try again when the service answers)"
+    )
+    # Outside a command (no context): the default settings, which name no command.
+    assert in_cli_terms(message).endswith("(try again when the service answers)")
+
+
+def test_the_hint_follows_the_settings_in_the_running_command_context() -> None:
+    import typer
+
+    from estatebot.cli.error_messages import Settings, current_settings
+    from estatebot.cli.main import app
+    from estatebot.errors import PullError, ServerError
+
+    message = str(PullError(3, ServerError("boom", status_code=500, operation="RealEstateList")))
+    group = typer.main.get_command(app)
+    root = typer.Context(group, obj=Settings(command="pull"))
+    pull = typer.Context(group.commands["pull"], parent=root)  # type: ignore[attr-defined]
+    with root, pull:  # a command's context, under the app's
+        assert current_settings() == Settings(command="pull")
+        assert "--skip-failed-pages" in in_cli_terms(message)
+    assert current_settings() == Settings()

@@ -21,7 +21,7 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from estatebot.errors import SheetError
+from estatebot.errors import SheetError, SheetNotFoundError
 from estatebot.listings.sheet.read import Sheet, read_sheet
 from estatebot.listings.sheet.readers import xlsx_openpyxl as xlsx
 
@@ -430,6 +430,51 @@ def test_a_runaway_quoted_cell_over_the_field_limit_is_a_sheet_error(tmp_path: P
         SheetError, match=r"runaway\.csv: a cell of the record starting on line 4 .*quote"
     ):
         read_sheet(path)
+
+
+def _two_sheets(path: Path) -> Path:
+    """A workbook with the worksheets "A" and "B", each holding one listing."""
+    workbook = openpyxl.Workbook()
+    first = workbook.active
+    assert first is not None
+    first.title = "A"
+    second = workbook.create_sheet("B")
+    for sheet in (first, second):
+        sheet.append(HEADERS)
+        sheet.append([listing(1).get(h) for h in HEADERS])
+    workbook.save(path)
+    return path
+
+
+@pytest.mark.parametrize("engine", ["calamine", "openpyxl"])
+def test_a_missing_worksheet_is_a_sheet_not_found_error_naming_the_ones_there(
+    tmp_path: Path, engine: str
+) -> None:
+    path = _two_sheets(tmp_path / "two.xlsx")
+    with pytest.raises(SheetNotFoundError) as by_name:
+        read_sheet(path, sheet_name="C", engine=engine)
+    assert (by_name.value.requested, by_name.value.sheets) == ("C", ["A", "B"])
+    assert str(by_name.value) == "no sheet named 'C'; sheets: ['A', 'B'] (value 'C')"
+
+    with pytest.raises(SheetNotFoundError) as by_number:
+        read_sheet(path, sheet_name=2, engine=engine)  # 0-based: a third sheet
+    assert (by_number.value.requested, by_number.value.sheets) == (2, ["A", "B"])
+    assert str(by_number.value) == (
+        "the workbook has 2 sheet(s), no sheet number 2: ['A', 'B'] (value 2)"
+    )
+    assert isinstance(by_number.value, SheetError)  # caught by every `except SheetError`
+    assert len(read_sheet(path, sheet_name="B", engine=engine).frame) == 1
+
+
+def test_a_sheet_not_found_error_is_public_and_survives_pickling() -> None:
+    import pickle
+
+    import estatebot
+
+    assert estatebot.SheetNotFoundError is SheetNotFoundError
+    error = pickle.loads(pickle.dumps(SheetNotFoundError("C", ["A", "B"])))
+    assert (error.requested, error.sheets, error.value) == ("C", ["A", "B"], "C")
+    assert str(error) == str(SheetNotFoundError("C", ["A", "B"]))
 
 
 # --------------------------------------------------------------------------- 5. stray cell

@@ -8,49 +8,87 @@ goes through it.
 
 :func:`report_error` prints an error as one line (no traceback unless ``--debug``), masks any
 key, and gives the exit code.
+
+Both depend on the run's :class:`Settings` (``--debug``, the command), which the app's callback
+puts in Typer's context (``ctx.obj``): no module-level state changes while a command runs. Called
+outside a command (a usage error, an error before the callback ran, a test calling a helper),
+they use the default settings.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import typer
 
 from estatebot.api._redact import redact
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import err_console, safe
 from estatebot.errors import EstatebotError
 
-__all__ = ["Settings", "in_cli_terms", "report_error", "settings"]
+__all__ = ["Settings", "current_settings", "in_cli_terms", "report_error", "settings_of"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
-    """What the top of the command line decided for this run (``--debug``, the command)."""
+    """What the top of the command line decided for this run (``--debug``, the command).
+
+    The app's callback stores one as the context's ``obj``; :func:`settings_of` and
+    :func:`current_settings` find it.
+    """
 
     debug: bool = False
     command: str = ""
 
 
-#: The current run's settings, set by the app's callback before any command runs.
-settings = Settings()
+def _context_lookup() -> Callable[..., Any]:
+    # Typer runs on its own copy of click (typer._click) or, in older versions, on click itself,
+    # and only that copy's context stack holds the running command: ask the package that
+    # typer.Context is built on, whichever it is, for its get_current_context.
+    base = next(c for c in typer.Context.__mro__[1:] if c.__name__ == "Context")
+    package = base.__module__.rpartition(".")[0]
+    lookup: Callable[..., Any] = importlib.import_module(f"{package}.globals").get_current_context
+    return lookup
 
 
-def _default(match: re.Match[str]) -> str:
+_get_current_context = _context_lookup()
+
+
+def settings_of(ctx: Any) -> Settings:
+    """The settings in ``ctx`` or a parent of it (a Typer context); the defaults if none."""
+    found = ctx.find_object(Settings) if ctx is not None else None
+    return found if isinstance(found, Settings) else Settings()
+
+
+def current_settings() -> Settings:
+    """The running command's settings; the defaults outside a command (see the module)."""
+    return settings_of(_get_current_context(silent=True))
+
+
+def _default(run: Settings, match: re.Match[str]) -> str:
     field, value = match.group(1), match.group(2)
     pair = f"{field}={value}"
     return f'--default "{pair}"' if " " in pair else f"--default {pair}"
 
 
-def _skip_pages(match: re.Match[str]) -> str:
-    if settings.command == "pull":
+def _skip_pages(run: Settings, match: re.Match[str]) -> str:
+    # Only pull has the flag; sync and cleanup pull too, but can only be run again.
+    if run.command == "pull":
         return "(pass --skip-failed-pages to keep the pages that did arrive)"
     return "(try again when the service answers)"
 
 
+#: A rule's replacement: a template, or a function of the run's settings and the match.
+_Replacement = str | Callable[[Settings, re.Match[str]], str]
+
 # Most specific first: each rule rewrites a hint the library gives, as the flag that does it.
-_RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+_RULES: tuple[tuple[re.Pattern[str], _Replacement], ...] = (
     (re.compile(r"add a (\w+) column, mapping= or defaults="),
      r"add a \1 column, --mapping FILE or --default \1=VALUE"),
     (re.compile(r"add a (\w+) column or defaults="), r"add a \1 column or --default \1=VALUE"),
@@ -80,14 +118,22 @@ _RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]
      "--sent-values FILE for another file, or --no-sent-values"),
     (re.compile(r"pass (?:base_url|api_key|session_key)= or set "), "set "),
     (re.compile(r" \(see the sheet's issues\)"), " (listed above)"),
-    (re.compile(r"\(see \.failed\)"), "(see the report: --report FILE)"),
+    (re.compile(r"\(see \.failures\)"), "(see the report: --report FILE)"),
 )  # fmt: skip
 
 
-def in_cli_terms(text: str) -> str:
-    """``text`` with the library's Python hints rewritten as this command line's flags."""
+def in_cli_terms(text: str, settings: Settings | None = None) -> str:
+    """``text`` with the library's Python hints rewritten as this command line's flags.
+
+    Some hints depend on the command (only ``pull`` has ``--skip-failed-pages``): ``settings``
+    says which, by default the running command's (:func:`current_settings`).
+    """
+    run = settings if settings is not None else current_settings()
     for pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
+        if isinstance(replacement, str):
+            text = pattern.sub(replacement, text)
+        else:
+            text = pattern.sub(partial(replacement, run), text)
     return text
 
 
@@ -97,19 +143,22 @@ EXPECTED: tuple[type[BaseException], ...] = (
 )  # fmt: skip
 
 
-def report_error(error: BaseException) -> ExitCode:
+def report_error(error: BaseException, settings: Settings | None = None) -> ExitCode:
     """Print ``error`` on stderr as ``error: ...`` in the command line's terms; its exit code.
 
     Only ``--debug`` adds the traceback. An error nobody expected (a bug) says so and how to
-    see the traceback. Keys are masked in every line, the traceback's included.
+    see the traceback. Keys are masked in every line, the traceback's included. ``settings``
+    are the run's (``--debug``, the command), by default the running command's
+    (:func:`current_settings`).
     """
+    run = settings if settings is not None else current_settings()
     console = err_console()
-    if settings.debug:
+    if run.debug:
         lines = traceback.format_exception(error)
         console.print(safe(redact("".join(lines)).rstrip()), style="dim", soft_wrap=True)
     message = str(error) or type(error).__name__
     if isinstance(error, EXPECTED):
-        text = in_cli_terms(message)
+        text = in_cli_terms(message, run)
     else:
         text = (
             f"unexpected {type(error).__name__}: {message} (a bug: "

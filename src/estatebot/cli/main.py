@@ -8,10 +8,15 @@ on one Typer app whose group class (:class:`EstatebotGroup`) owns what happens a
 * an error raised by a command is printed as one ``error:`` line in the command line's terms
   (:mod:`estatebot.cli.error_messages`), never as a traceback unless ``--debug``;
 * Ctrl-C exits 130.
+
+The run's settings (``--debug``, the command) live in Typer's context: the app's callback sets
+``ctx.obj`` to a :class:`~estatebot.cli.error_messages.Settings`, and the group reports a
+command's error while that context is still open, so nothing module-level changes at run time.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -25,7 +30,7 @@ from estatebot.cli.commands import applying as apply_command
 from estatebot.cli.commands import chat, cleanup, planning, pulling, restoring, serving, syncing
 from estatebot.cli.commands import demo as demo_command
 from estatebot.cli.console import err_console
-from estatebot.cli.error_messages import report_error, settings
+from estatebot.cli.error_messages import Settings, report_error, settings_of
 
 __all__ = ["EstatebotGroup", "app", "main"]
 
@@ -40,6 +45,10 @@ def _base_named(name: str) -> type[Exception]:
 #: shows itself.
 UsageError = _base_named("UsageError")
 ClickException = _base_named("ClickException")
+
+#: What Typer handles itself once it leaves a command (shows, exits, or reads as an interrupt):
+#: passed on by :meth:`EstatebotGroup.invoke` untouched, as before the boundary moved there.
+_TYPERS_OWN: tuple[type[BaseException], ...] = (ClickException, typer.Abort, typer.Exit, EOFError)
 
 
 class EstatebotGroup(TyperGroup):
@@ -60,12 +69,22 @@ class EstatebotGroup(TyperGroup):
         return code
 
     def invoke(self, ctx: Any) -> Any:
-        """Run the command; Ctrl-C outside an apply (which says more itself) is said too."""
+        """Run the command; Ctrl-C outside an apply (which says more itself) is said too.
+
+        An error the command raises is reported here, in one line (the boundary), while
+        ``ctx`` still holds the run's settings: once the context closes they are gone.
+        """
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             err_console().print("\nInterrupted.", style="bold yellow")
             raise
+        except _TYPERS_OWN:
+            raise
+        except Exception as error:
+            if isinstance(error, OSError) and error.errno == errno.EPIPE:
+                raise  # a closed pipe: Typer exits 1 quietly
+            raise typer.Exit(int(report_error(error, settings_of(ctx)))) from None
 
     def _run(
         self,
@@ -74,8 +93,6 @@ class EstatebotGroup(TyperGroup):
         complete_var: str | None,
         **extra: Any,
     ) -> int:
-        settings.debug = False
-        settings.command = ""
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except UsageError as error:
@@ -88,6 +105,7 @@ class EstatebotGroup(TyperGroup):
             typer.echo("interrupted", err=True)
             return int(ExitCode.INTERRUPTED)
         except Exception as error:  # the boundary: one line, a traceback only with --debug
+            # Raised outside a command (its context is closed or never opened): the defaults.
             return int(report_error(error))
         return int(result) if isinstance(result, int) else int(ExitCode.OK)
 
@@ -143,8 +161,7 @@ def _top(
     ] = False,
 ) -> None:
     """Credentials come from ESTATEBOT_BASE_URL, ESTATEBOT_API_KEY and ESTATEBOT_SESSION_KEY."""
-    settings.debug = debug
-    settings.command = ctx.invoked_subcommand or ""
+    ctx.obj = Settings(debug=debug, command=ctx.invoked_subcommand or "")
 
 
 app.command("serve")(serving.serve)

@@ -17,7 +17,7 @@ import typer
 from estatebot._progress import progress_enabled
 from estatebot.cli.console import err_console
 from estatebot.cli.flags.shared_options import check_encoding, parse_pairs, read_pairs_file
-from estatebot.errors import SheetError
+from estatebot.errors import SheetError, SheetNotFoundError
 
 if TYPE_CHECKING:
     from estatebot.listings.sheet.result import Sheet
@@ -211,20 +211,17 @@ def _read(
 ) -> Sheet:
     try:
         return read(path, sheet_name=sheet_name, **options)
-    except SheetError as error:
+    except SheetNotFoundError:
         # ``--sheet 2``: the second worksheet, unless one is named "2" (tried first).
-        if sheet_name is None or not sheet_name.isdigit() or "no sheet named" not in str(error):
+        if sheet_name is None or not sheet_name.isdigit():
             raise
     number = int(sheet_name)
     if number < 1:
         raise SheetError("--sheet numbers worksheets from 1", value=sheet_name)
     try:
         return read(path, sheet_name=number - 1, **options)
-    except SheetError as error:
-        if "no sheet number" in str(error):
-            raise SheetError(
-                f"{path.name} has no worksheet named {sheet_name!r} and fewer than {number} "
-                "worksheets",
-                value=sheet_name,
-            ) from None
-        raise
+    except SheetNotFoundError:
+        raise SheetError(
+            f"{path.name} has no worksheet named {sheet_name!r} and fewer than {number} worksheets",
+            value=sheet_name,
+        ) from None

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from openpyxl.utils.cell import get_column_letter, range_boundaries
 
-from estatebot.errors import SheetError
+from estatebot.errors import SheetError, SheetNotFoundError
 from estatebot.listings.sheet.readers.notes import Note
 from estatebot.listings.sheet.readers.xml_scan import Findings
 
@@ -72,13 +72,10 @@ def sheet_position(names: list[str], sheet_name: str | int | None) -> int:
     if isinstance(sheet_name, int):
         if 0 <= sheet_name < len(names):
             return sheet_name
-        raise SheetError(
-            f"the workbook has {len(names)} sheet(s), no sheet number {sheet_name}: {names}",
-            value=sheet_name,
-        )
+        raise SheetNotFoundError(sheet_name, names)
     if sheet_name in names:
         return names.index(sheet_name)
-    raise SheetError(f"no sheet named {sheet_name!r}; sheets: {names}", value=sheet_name)
+    raise SheetNotFoundError(sheet_name, names)
 
 
 def value_text_of(value: Any) -> str:
