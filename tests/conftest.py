@@ -1,6 +1,6 @@
 """Settings every test shares.
 
-The record of values sent (``estatebot.listings.sync.apply.sent_values``) lives in a per-user
+The record of values sent (``estatebot.listings.remote.sent_record``) lives in a per-user
 folder by
 default; tests keep theirs in a temporary folder, so no run reads or writes the user's own. Each
 test runs in a temporary folder of its own, since what an apply or the command line writes by

@@ -31,7 +31,7 @@ SessionShape = Literal["object", "sessionId", "bare", "bare_text", "unknown"]
 AskKeys = Literal["contract", "pascal", "camel"]
 Numbers = Literal["plain", "decimal", "money", "money_everywhere"]
 SaleText = Literal["display", "input", "upper"]
-ImagesText = Literal["json", "comma", "pipe"]
+ImagesText = Literal["json", "comma", "pipe", "objects"]
 ExtensionsText = Literal["json", "pairs", "capital_value"]
 ListShape = Literal["standard", "references", "unknown"]
 FaultKind = Literal["drop", "500", "502"]
@@ -141,11 +141,17 @@ class Variant:
     #: List number texts: plain, decimals (``"450000.00"``), ``Price`` as money
     #: (``"$450,000.00"``) and ``Area`` with a unit, or every money field as money.
     numbers: Numbers = "plain"
+    #: Number fields List writes with a decimal comma (``"1001,6"``), as a deployment running in
+    #: a German or French culture writes them; an Update still takes only JSON numbers.
+    decimal_comma: frozenset[str] = frozenset()
     #: The text of an absent number in List records (``""``, ``"null"``, ``"N/A"``, ...).
     absent: str = ""
     #: Absent text values (Tours, SpaceType, ...) as JSON null instead of ``""``.
     null_texts: bool = False
     sale_type_text: SaleText = "display"
+    #: ``Images`` as a JSON array of URL texts (the decided form), comma- or pipe-separated URLs,
+    #: or a JSON array of objects (``[{"Url": "https://...", "Order": 1}]``), which a client
+    #: cannot read as URLs and an Update does not take back.
     images_text: ImagesText = "json"
     extensions_text: ExtensionsText = "json"
     #: List ``Data``: the contract's, Newtonsoft's ``$id``/``$values`` wrappers, or unknown names.

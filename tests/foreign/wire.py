@@ -328,6 +328,9 @@ def _images_text(images: list[str], variant: Variant) -> str:
         return ", ".join(images)
     if variant.images_text == "pipe":
         return "|".join(images)
+    if variant.images_text == "objects":
+        objects = [{"Url": url, "Order": n} for n, url in enumerate(images, start=1)]
+        return json.dumps(objects, separators=(",", ":"))
     return json.dumps(images, separators=(",", ":"))
 
 
@@ -365,4 +368,7 @@ def list_record(listing_id: int, listing: Mapping[str, Any], variant: Variant) -
         record["Area"] = f"{area:,.0f} {unit}"
     else:
         record["Area"] = number_text(area, variant)
+    for name in variant.decimal_comma:
+        if isinstance(record.get(name), str):
+            record[name] = record[name].replace(".", ",")
     return {name: record[name] for name in RECORD_FIELDS}

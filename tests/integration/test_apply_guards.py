@@ -76,15 +76,18 @@ def test_an_update_whose_sheet_leaves_out_unseen_fields_resends_the_last_sent(
     client: eb.Client, emulator: EmulatorServer
 ) -> None:
     ids = place_riverside(client, emulator)
+    # List never returns them; the pull carries the values last sent (the record of values sent).
+    listed = eb.pull_listings(client, emulator.serial, progress=False, sent_values=False)
+    assert listed["Location"].isna().all()
     remote = pull(client, emulator)
-    assert remote["Location"].isna().all()  # List never returns it
+    placed = remote.set_index("ID").loc[ids]
+    assert (placed["Location"] == "Riverside").all()
+    assert (placed["AreaUnit"] == "Square Meters").all()
     sheet = eb.read_sheet(repriced(remote, 500), defaults=SQUARE_FEET)
     plan = eb.plan_sync(sheet, remote)
-    assert [set(op.unknown) for op in plan.updates] == [{"AreaUnit", "Location"}] * CHANGED_ROWS
-    assert any("remote value unknown" in note for note in plan.notes)
+    assert [op.unknown for op in plan.updates] == [()] * CHANGED_ROWS
     report = eb.apply_plan(plan, client, emulator.serial, progress=False)
     assert report.ok
-    assert any("last sent" in note for note in report.notes)
     for data in stored(emulator, ids).values():
         assert (data["Location"], data["AreaUnit"]) == ("Riverside", "Square Meters")
 
@@ -94,9 +97,10 @@ def test_without_a_record_the_unseen_fields_follow_the_sheet(
 ) -> None:
     # The control: what the record prevents (Update replaces the whole listing).
     ids = place_riverside(client, emulator)
-    remote = pull(client, emulator)
+    remote = eb.pull_listings(client, emulator.serial, progress=False, sent_values=False)
     sheet = eb.read_sheet(repriced(remote, 500), defaults=SQUARE_FEET)
     plan = eb.plan_sync(sheet, remote)
+    assert any("remote value unknown" in note for note in plan.notes)
     eb.apply_plan(plan, client, emulator.serial, progress=False, sent_values=False)
     for data in stored(emulator, ids).values():
         assert data.get("Location") in (None, "")

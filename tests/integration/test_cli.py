@@ -44,14 +44,14 @@ def invoke(server: Any, *args: str, env: dict[str, str] | None = None) -> Result
 def test_plan_exits_0_without_changes_and_2_with_changes(demo: Any, tmp_path: Path) -> None:
     same = invoke(
         demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--default", "CurrencySymbol=$",
-        "--out", str(tmp_path / "same.json"),
+        "--out", str(tmp_path / "same.json"), "--detailed-exitcode",
     )  # fmt: skip
     assert same.exit_code == 0, same.output
     assert "0 create, 0 update, 0 delete, 200 unchanged" in same.output
 
     week2 = invoke(
         demo, "plan", str(SAMPLES / "mls_export_week2.xlsx"), "--default", "CurrencySymbol=$",
-        "--delete-missing", "--out", str(tmp_path / "plan.json"),
+        "--delete-missing", "--out", str(tmp_path / "plan.json"), "--detailed-exitcode",
     )  # fmt: skip
     assert week2.exit_code == 2, week2.output
     assert "8 create, 21 update, 4 delete" in week2.output
@@ -62,7 +62,7 @@ def test_plan_exits_0_without_changes_and_2_with_changes(demo: Any, tmp_path: Pa
 def test_plan_apply_then_restore(demo: Any, tmp_path: Path) -> None:
     planned = invoke(
         demo, "plan", str(SAMPLES / "mls_export_week2.xlsx"), "--default", "CurrencySymbol=$",
-        "--delete-missing", "--out", str(tmp_path / "plan.json"),
+        "--delete-missing", "--out", str(tmp_path / "plan.json"), "--detailed-exitcode",
     )  # fmt: skip
     assert planned.exit_code == 2
     applied = invoke(
@@ -80,7 +80,14 @@ def test_plan_apply_then_restore(demo: Any, tmp_path: Path) -> None:
     )  # fmt: skip
     assert again.exit_code == 0, again.output
 
-    restored = invoke(demo, "restore", str(tmp_path / "backup.json"))
+    # The four deleted listings were never sent by estatebot: List never shows their unit, and
+    # a restore never guesses one.
+    unknown = invoke(demo, "restore", str(tmp_path / "backup.json"))
+    assert unknown.exit_code == 4, unknown.output
+    assert "AreaUnit is unknown" in unknown.output
+    restored = invoke(
+        demo, "restore", str(tmp_path / "backup.json"), "--default", "AreaUnit=Square Feet"
+    )
     assert restored.exit_code == 0, restored.output
     assert "4 created" in restored.output  # the four deleted listings are back
 
@@ -88,7 +95,7 @@ def test_plan_apply_then_restore(demo: Any, tmp_path: Path) -> None:
 def test_a_stale_plan_is_refused_with_exit_1(demo: Any, tmp_path: Path) -> None:
     planned = invoke(
         demo, "plan", str(SAMPLES / "mls_export_week2.xlsx"), "--default", "CurrencySymbol=$",
-        "--out", str(tmp_path / "plan.json"),
+        "--out", str(tmp_path / "plan.json"), "--detailed-exitcode",
     )  # fmt: skip
     assert planned.exit_code == 2
     pulled = invoke(demo, "pull", "--out", str(tmp_path / "now.csv"))
@@ -175,17 +182,33 @@ def test_plan_exits_3_when_rows_are_invalid_or_held_back(demo: Any, tmp_path: Pa
     # changes beside them.
     pitfalls = invoke(
         demo, "plan", str(SAMPLES / "mls_export_pitfalls.xlsx"), "--default", "CurrencySymbol=$",
-        "--out", str(tmp_path / "pitfalls.json"),
+        "--out", str(tmp_path / "pitfalls.json"), "--detailed-exitcode",
     )  # fmt: skip
     assert pitfalls.exit_code == 3, pitfalls.output
     saved = json.loads((tmp_path / "pitfalls.json").read_text())
     assert saved["invalid"] or saved["held_back"]
 
 
+def test_without_the_flag_a_plan_with_changes_or_invalid_rows_exits_0(
+    demo: Any, tmp_path: Path
+) -> None:
+    # Success is 0 for every command: only --detailed-exitcode tells changes (2) and rows not
+    # synced (3) apart, so a scheduler never reads a plan made as a failure.
+    for name in ("mls_export_week2.xlsx", "mls_export_pitfalls.xlsx"):
+        done = invoke(
+            demo, "plan", str(SAMPLES / name), "--default", "CurrencySymbol=$",
+            "--out", str(tmp_path / "plan.json"),
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        assert "Nothing to change" not in done.output
+    saved = json.loads((tmp_path / "plan.json").read_text())
+    assert saved["invalid"] or saved["held_back"]
+
+
 def test_plan_set_overrides_every_listing(demo: Any, tmp_path: Path) -> None:
     done = invoke(
         demo, "plan", str(SAMPLES / "mls_export.xlsx"), "--default", "CurrencySymbol=$",
-        "--set", "ParkingSpots=0", "--out", str(tmp_path / "plan.json"),
+        "--set", "ParkingSpots=0", "--out", str(tmp_path / "plan.json"), "--detailed-exitcode",
     )  # fmt: skip
     assert done.exit_code == 2, done.output
     assert "overrides: ParkingSpots=0" in done.output

@@ -67,8 +67,9 @@ def row_of(table: list[Row], key: str) -> Row:
 
 
 def plan(server: EmulatorServer, sheet: Path, *flags: str) -> tuple[Done, dict[str, Any]]:
-    """``estatebot plan SHEET FLAGS``, and the plan it saved."""
-    done = run_cli(server, "plan", str(sheet), "--out", "plan.json", *flags)
+    """``estatebot plan SHEET FLAGS --detailed-exitcode`` (2 changes, 3 rows not synced), and
+    the plan it saved."""
+    done = run_cli(server, "plan", str(sheet), "--out", "plan.json", "--detailed-exitcode", *flags)
     saved = json.loads(Path("plan.json").read_text("utf-8")) if done.code in (0, 2, 3) else {}
     Path("plan.json").unlink(missing_ok=True)
     return done, saved
@@ -102,9 +103,12 @@ def test_mapping_file_maps_a_header_to_a_field(
     else:
         mapping.write_text(json.dumps({"Asking": "SalePrice"}), "utf-8")
     mapped, saved = plan(small, sheet, *UNIT, "--mapping", str(mapping))
-    assert mapped.code in (2, 3), mapped.text
-    assert changes(saved) == {"ATX1001": {"SalePrice": [450000.0, 455000.0]}}
-    assert "SalePrice  $450,000 -> $455,000" in mapped.out
+    assert mapped.code == 2, mapped.text
+    # The sheet's unit price is the listing's own: the computed one goes with the price change.
+    assert changes(saved) == {
+        "ATX1001": {"SalePrice": [450000.0, 455000.0], "UnitAreaPrice": [243.24, 245.95]}
+    }
+    assert re.search(r"SalePrice +\$450,000 -> \$455,000", mapped.out), mapped.out
 
 
 def test_a_mapping_file_that_cannot_be_read_names_the_flag_file_and_row(
@@ -134,8 +138,19 @@ def test_sheet_picks_the_worksheet_by_name_or_number(
 ) -> None:
     book = xlsx(tmp_path / "two.xlsx", rows, before=[["Exported by the MLS"]])
     first, _ = plan(small, book)
+    # The first sheet holds no listings: the reader says so and reads the one that does.
     assert first.code == 0, first.text
-    assert "0 unchanged" in first.out  # the first sheet holds no listings
+    assert "the first worksheet has no MLSNumber column: read worksheet 2 instead" in first.out
+    assert "16 unchanged" in first.out
+
+    # That first sheet alone is no listings sheet: an error naming what it holds, never in step.
+    notes = xlsx(tmp_path / "notes.xlsx", [{"Exported by the MLS": ""}])
+    alone, _ = plan(small, notes)
+    assert alone.code == 1, alone.text
+    assert alone.err.startswith(
+        "error: notes.xlsx: no listing rows (the header row is all there is; its columns are "
+        "Exported by the MLS)"
+    )
 
     for choice in ("Listings", "2"):
         done, saved = plan(small, book, "--sheet", choice)
@@ -324,19 +339,26 @@ def test_key_url_matches_by_url(small: EmulatorServer, rows: list[Row], tmp_path
 def test_detail_and_max_rows_bound_what_is_shown(tmp_path: Path) -> None:
     week2 = str(SAMPLES / "mls_export_week2.xlsx")
     with running(seed="demo") as demo:
-        capped = run_cli(demo, "plan", week2, "--default", "CurrencySymbol=$", "--max-rows", "2")
+        capped = run_cli(
+            demo, "plan", week2, "--default", "CurrencySymbol=$", "--max-rows", "2",
+            "--detailed-exitcode",
+        )  # fmt: skip
         assert capped.code == 2, capped.text
         assert len(re.findall(r"^  ~ [A-Z]{2}\d", capped.out, re.MULTILINE)) == 2
         assert "... and 19 more (--max-rows 0 shows all; every row is in plan.xlsx)" in capped.out
 
         summary = run_cli(
-            demo, "plan", week2, "--default", "CurrencySymbol=$", "--detail", "summary"
-        )
+            demo, "plan", week2, "--default", "CurrencySymbol=$", "--detail", "summary",
+            "--detailed-exitcode",
+        )  # fmt: skip
         assert summary.code == 2, summary.text
         assert not re.search(r"^  [~+-] ", summary.out, re.MULTILINE)
         assert "Plan: 8 create, 21 update, 4 delete" in summary.out
 
-        full = run_cli(demo, "plan", week2, "--default", "CurrencySymbol=$", "--detail", "full")
+        full = run_cli(
+            demo, "plan", week2, "--default", "CurrencySymbol=$", "--detail", "full",
+            "--detailed-exitcode",
+        )  # fmt: skip
         assert full.code == 2, full.text
         # Every field of a created listing, and the fields whose value on the service is unknown.
         assert re.search(r"^      YearBuilt +1984$", full.out, re.MULTILINE)

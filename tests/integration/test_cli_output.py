@@ -49,7 +49,7 @@ def check_golden(name: str, text: str) -> None:
 
 
 def test_the_week2_plan_reads_as_the_golden_file(market: EmulatorServer) -> None:
-    done = run_cli(market, *WEEK2, "--delete-missing", "--out", "plan.json")
+    done = run_cli(market, *WEEK2, "--delete-missing", "--out", "plan.json", "--detailed-exitcode")
     assert done.code == 2, done.text
     assert done.err == ""
     assert not [line for line in done.out.splitlines() if line != line.rstrip()]
@@ -58,7 +58,10 @@ def test_the_week2_plan_reads_as_the_golden_file(market: EmulatorServer) -> None
 
 def test_held_back_and_invalid_rows_read_as_the_golden_file(market: EmulatorServer) -> None:
     pitfalls = str(SAMPLES / "mls_export_pitfalls.xlsx")
-    done = run_cli(market, "plan", pitfalls, "--default", "CurrencySymbol=$", "--out", "p.json")
+    done = run_cli(
+        market, "plan", pitfalls, "--default", "CurrencySymbol=$", "--out", "p.json",
+        "--detailed-exitcode",
+    )  # fmt: skip
     assert done.code == 3, done.text
     check_golden("plan_pitfalls.txt", done.out)
 
@@ -121,7 +124,7 @@ def test_colour_on_a_terminal_and_never_with_no_color_or_in_a_pipe(
     assert "Plan: 8 create, 21 update, 4 delete" in plain
     assert not any(code in plain for code in COLOURS)
 
-    piped = run_cli(market, *WEEK2, env=cli_env(market, NO_COLOR=""))
+    piped = run_cli(market, *WEEK2, "--detailed-exitcode", env=cli_env(market, NO_COLOR=""))
     assert piped.code == 2, piped.text
     assert "\x1b" not in piped.out
 
@@ -176,7 +179,7 @@ def test_control_characters_in_listing_text_are_shown_escaped(tmp_path: Path) ->
         for extra in ({}, {"FORCE_COLOR": "1"}):
             done = run_cli(
                 small, "plan", str(sheet), "--default", "AreaUnit=Square Feet",
-                env=cli_env(small, NO_COLOR="", **extra),
+                "--detailed-exitcode", env=cli_env(small, NO_COLOR="", **extra),
             )  # fmt: skip
             assert done.code == 2, done.text
             assert "\x1b[2J" not in done.out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import shlex
 import signal
@@ -77,7 +78,7 @@ def run_printed(server: EmulatorServer, printed: str) -> tuple[int, str]:
 
 
 def test_sync_yes_does_the_whole_job_and_keeps_its_files(market: EmulatorServer) -> None:
-    done = run_cli(market, *SYNC_WEEK2, "--yes")
+    done = run_cli(market, *SYNC_WEEK2, "--yes", "--detailed-exitcode")
     assert done.code == 2, done.text  # changes made
     assert "Traceback" not in done.text
     assert "Plan: 8 create, 21 update, 4 delete" in done.out
@@ -92,13 +93,15 @@ def test_sync_yes_does_the_whole_job_and_keeps_its_files(market: EmulatorServer)
         assert str(run / name) in done.out, name  # where each file went is printed
     assert json.loads((run / "run.json").read_text())["status"] == "finished"
 
-    again = run_cli(market, *SYNC_WEEK2, "--yes")
+    again = run_cli(market, *SYNC_WEEK2, "--yes", "--detailed-exitcode")
     assert again.code == 0, again.text  # in step: nothing to do
     assert "Nothing to apply: the listings are in step with the sheet." in again.out
     assert len(list(Path("estatebot-runs").iterdir())) == 1  # nothing to apply, no new run
 
-    # The report says how to undo it; that command puts the updated and deleted listings back.
-    code, text = run_printed(market, line_after(done.out, "undo:"))
+    # The report says how to undo it; that command puts the updated and deleted listings back
+    # (the deleted ones were never sent by estatebot: their unit is given, never guessed).
+    undo = line_after(done.out, "undo:") + " --default 'AreaUnit=Square Feet'"
+    code, text = run_printed(market, undo)
     assert code == 0, text
     assert "4 created, 21 updated" in text
 
@@ -118,10 +121,11 @@ def test_sync_without_a_terminal_or_yes_applies_nothing(market: EmulatorServer) 
 
 
 def answer_on_a_terminal(server: EmulatorServer, answer: str) -> tuple[int, str]:
-    """Run the week-2 sync with a terminal for its question, and type ``answer``."""
+    """Run the week-2 sync with a terminal for its question (``--detailed-exitcode``: 2 for
+    changes made), and type ``answer``: a line, or ``^C`` (Ctrl-C) or ``^D`` (end of input)."""
     leader, follower = pty.openpty()
     child = subprocess.Popen(
-        command(*SYNC_WEEK2, "--detail", "summary"),
+        command(*SYNC_WEEK2, "--detail", "summary", "--detailed-exitcode"),
         env=cli_env(server),
         stdin=follower,
         stderr=follower,
@@ -137,7 +141,12 @@ def answer_on_a_terminal(server: EmulatorServer, answer: str) -> tuple[int, str]
             ready, _, _ = select.select([leader], [], [], 1)
             if ready:
                 seen += os.read(leader, 4096)
-        os.write(leader, answer.encode() + b"\n")
+        if answer == "^C":
+            child.send_signal(signal.SIGINT)  # what Ctrl-C on the terminal sends
+        elif answer == "^D":
+            os.write(leader, b"\x04")  # the terminal's end of input, at the start of a line
+        else:
+            os.write(leader, answer.encode() + b"\n")
         out, _ = child.communicate(timeout=120)
         while select.select([leader], [], [], 0.2)[0]:
             try:
@@ -165,10 +174,22 @@ def test_on_a_terminal_only_yes_applies(market: EmulatorServer) -> None:
     assert replan(market).is_empty
 
 
+@pytest.mark.parametrize("keys", ["^C", "^D"])
+def test_ctrl_c_or_end_of_input_at_the_question_exits_130(
+    market: EmulatorServer, keys: str
+) -> None:
+    code, out = answer_on_a_terminal(market, keys)
+    assert code == 130, out  # interrupted, as Ctrl-C anywhere else: not "declined" (5)
+    assert "Interrupted at the question: not applied." in out
+    assert "The plan is kept; to apply it as it is: estatebot apply" in out
+    assert sum(writes(market).values()) == 0
+    assert json.loads((the_run() / "run.json").read_text())["status"] == "declined"
+
+
 def test_sync_exits_3_when_rows_are_invalid_or_held_back(market: EmulatorServer) -> None:
     done = run_cli(
         market, "sync", str(SAMPLES / "mls_export_pitfalls.xlsx"), "--default",
-        "CurrencySymbol=$", "--yes",
+        "CurrencySymbol=$", "--yes", "--detailed-exitcode",
     )  # fmt: skip
     assert done.code == 3, done.text
     assert "Nothing to apply; the rows above are not synced." in done.out
@@ -269,7 +290,7 @@ def test_running_the_same_sync_again_resumes_the_interrupted_run(
     sent = sum(writes(market).values())
 
     market.faults.clear()
-    again = run_cli(market, *SYNC_WEEK2, "--yes")
+    again = run_cli(market, *SYNC_WEEK2, "--yes", "--detailed-exitcode")
     assert again.code == 2, again.text
     assert "Resuming the sync interrupted in estatebot-runs/" in again.out
     assert f"{sent} skipped (already done)" in again.out
@@ -297,7 +318,10 @@ def test_cleanup_deletes_the_stale_listings_and_backs_them_up(market: EmulatorSe
     assert "cleanup: Status Sold" in asked.out
     assert sum(writes(market).values()) == 0
 
-    done = run_cli(market, "cleanup", "--status", "Sold", "--min-days-on-market", "120", "--yes")
+    done = run_cli(
+        market, "cleanup", "--status", "Sold", "--min-days-on-market", "120", "--yes",
+        "--detailed-exitcode",
+    )  # fmt: skip
     assert done.code == 2, done.text
     assert "Apply: 23 deleted" in done.out
     with pulled(market) as client:
@@ -306,7 +330,9 @@ def test_cleanup_deletes_the_stale_listings_and_backs_them_up(market: EmulatorSe
     assert not (left["Status"] == "Sold").any()
     assert (left["DaysOnMarket"] < 120).all()
 
-    code, text = run_printed(market, line_after(done.out, "undo:"))
+    code, text = run_printed(
+        market, line_after(done.out, "undo:") + " --default 'AreaUnit=Square Feet'"
+    )
     assert code == 0, text
     assert "23 created" in text
 
@@ -332,18 +358,25 @@ def test_cleanup_past_the_delete_guard_names_the_flag(market: EmulatorServer) ->
 def test_apply_keeps_a_journal_by_default_so_a_second_run_does_nothing_twice(
     market: EmulatorServer,
 ) -> None:
-    planned = run_cli(market, "plan", str(WEEK2), "--default", "CurrencySymbol=$")
+    planned = run_cli(
+        market, "plan", str(WEEK2), "--default", "CurrencySymbol=$", "--detailed-exitcode"
+    )
     assert planned.code == 2, planned.text
     code, text = run_printed(market, line_after(planned.out, "To apply it:"))
     assert code == 0, text
-    assert "journal: plan.journal" in text
-    assert "backup:  plan.backup.json" in text
+    run = the_run()  # the journal and the backup belong to the run, in a folder of its own
+    assert run.name.startswith("apply-")
+    assert f"journal: {run}/journal.jsonl" in text
+    assert f"backup:  {run}/backup.json" in text
+    assert (run / "plan.json").read_bytes() == Path("plan.json").read_bytes()
     first = writes(market)
 
-    again = run_cli(market, "apply", "plan.json")
-    assert again.code == 0, again.text
+    again = run_cli(market, "apply", "plan.json", "--detailed-exitcode")
+    assert again.code == 0, again.text  # nothing changed by this run: all was done
+    assert f"Going on with the journal {run}/journal.jsonl: 33 of 33" in again.out
     assert "33 skipped (already done)" in again.out
     assert writes(market) == first
+    assert the_run() == run
 
 
 def test_apply_of_a_file_that_is_no_plan_names_it(market: EmulatorServer) -> None:
@@ -352,3 +385,92 @@ def test_apply_of_a_file_that_is_no_plan_names_it(market: EmulatorServer) -> Non
     assert done.code == 1, done.text
     assert done.err.startswith("error: broken.json is not a saved plan: not JSON")
     assert "Traceback" not in done.text
+
+
+# --------------------------------------------------------------------------- exit codes
+
+
+def test_success_is_0_without_the_detailed_exitcode_flag(market: EmulatorServer) -> None:
+    # The same runs that exit 2 or 3 with --detailed-exitcode: a scheduler reads them as done.
+    pitfalls = (str(SAMPLES / "mls_export_pitfalls.xlsx"), "--default", "CurrencySymbol=$")
+    invalid = run_cli(market, "sync", *pitfalls, "--yes")
+    assert invalid.code == 0, invalid.text
+    assert "Nothing to apply; the rows above are not synced." in invalid.out
+
+    done = run_cli(market, *SYNC_WEEK2, "--yes")
+    assert done.code == 0, done.text
+    assert "Apply: 8 created, 21 updated, 4 deleted" in done.out
+
+    cleaned = run_cli(market, "cleanup", "--status", "sold", "--yes")  # any case
+    assert cleaned.code == 0, cleaned.text
+    assert "cleanup: Status Sold" in cleaned.out
+    assert re.search(r"Apply: \d+ deleted", cleaned.out), cleaned.out
+
+    planned = run_cli(market, "plan", str(WEEK2), "--default", "CurrencySymbol=$")
+    assert planned.code == 0, planned.text
+    applied = run_cli(market, "apply", "plan.json")
+    assert applied.code == 0, applied.text
+
+
+def test_cleanup_status_takes_only_the_services_statuses(market: EmulatorServer) -> None:
+    typo = run_cli(market, "cleanup", "--status", "Sould", "--yes")
+    assert typo.code == 64, typo.text  # a usage error, not "no listing matches" (0)
+    allowed = "the service's statuses are Active, PreOnMarket, Sold (any case)"
+    assert f"'Sould' is not a listing status; {allowed}" in typo.err
+    assert sum(writes(market).values()) == 0
+    assert not Path("estatebot-runs").exists()  # nothing was planned
+
+    asked = run_cli(market, "cleanup", "--status", "PREONMARKET")
+    assert asked.code == 5, asked.text  # read as PreOnMarket; no terminal: nothing applied
+    assert "cleanup selects: PreOnMarket" in asked.out
+
+
+# --------------------------------------------------------------------------- not a listings sheet
+
+
+def test_a_file_that_is_no_listings_sheet_is_an_error_naming_what_it_holds(
+    market: EmulatorServer,
+) -> None:
+    Path("notes.txt").write_text("hello\n", encoding="utf-8")
+    Path("header.csv").write_text("MLSNumber,City,SalePrice\n", encoding="utf-8")
+    expected = {
+        "notes.txt": "error: notes.txt: no listing rows (the header row is all there is; its "
+        "columns are hello)",
+        "header.csv": "error: header.csv: no listing rows (the header row is all there is; its "
+        "columns are MLSNumber, City, SalePrice)",
+        str(SAMPLES / "chat_tests.xlsx"): "error: chat_tests.xlsx: no column maps to MLSNumber; "
+        "its columns are name, conversation, question, expect_contains, ",
+    }
+    for sheet, message in expected.items():
+        for args in (("plan", sheet), ("sync", sheet, "--yes")):
+            done = run_cli(market, *args)
+            assert done.code == 1, done.text
+            assert done.err.startswith(message), done.err
+            assert "Nothing to change" not in done.out
+            assert "Traceback" not in done.text
+    chat = run_cli(market, "plan", str(SAMPLES / "chat_tests.xlsx"))
+    assert "map a header to MLSNumber (--mapping FILE) or plan by another key (--key)" in chat.err
+    assert sum(writes(market).values()) == 0
+    assert not Path("estatebot-runs").exists()
+
+
+# --------------------------------------------------------------------------- two services
+
+
+def test_plan_apply_and_sync_run_again_in_one_folder_against_another_service() -> None:
+    # Two emulators one after the other (two ports, as two runs of `estatebot serve --port 0`):
+    # the second apply must not take up the journal the first one wrote for the other service.
+    for attempt in (1, 2):
+        with running(seed="demo") as server:
+            planned = run_cli(server, "plan", str(WEEK2), "--default", "CurrencySymbol=$")
+            assert planned.code == 0, planned.text
+            applied = run_cli(server, "apply", "plan.json")
+            assert applied.code == 0, f"attempt {attempt}: {applied.text}"
+            assert "Apply: 8 created, 21 updated" in applied.out
+        with running(seed="demo") as server:
+            synced = run_cli(server, *SYNC_WEEK2, "--yes")
+            assert synced.code == 0, f"attempt {attempt}: {synced.text}"
+            assert "Resuming" not in synced.out
+            assert "Apply: 8 created, 21 updated, 4 deleted" in synced.out
+    runs = sorted(folder.name.split("-")[0] for folder in Path("estatebot-runs").iterdir())
+    assert runs == ["apply", "apply", "sync", "sync"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -612,7 +613,8 @@ def test_a_value_the_frame_cannot_hold_survives_delete_and_restore(
     body = edited_plan(client, market, tmp_path / "sheet.xlsx").creates[0].body
     assert body is not None
     odd = {**body, "MLSNumber": "FRAC-1", "Url": "https://homes.example/frac-1"}
-    client.listings.create({**odd, "ParkingSpots": 1.5, "SerialNumber": market.serial})
+    new_id = client.listings.create({**odd, "ParkingSpots": 1.5, "SerialNumber": market.serial})
+    remember_sent(client, market, odd, new_id)  # as an apply that created it would have
     with pytest.warns(eb.NormalizeWarning):
         remote = pull(client, market)
     assert pd.isna(remote.set_index("MLSNumber").loc["FRAC-1", "ParkingSpots"])
@@ -627,6 +629,42 @@ def test_a_value_the_frame_cannot_hold_survives_delete_and_restore(
     assert restored.summary()["created"] == 1, restored
     (record,) = client.listings.list_page(market.serial, mls_number="FRAC-1").records
     assert record["ParkingSpots"] == "1.5"
+
+
+def remember_sent(
+    client: eb.Client, market: EmulatorServer, body: dict[str, Any], listing_id: int
+) -> None:
+    """Record ``body`` as sent to the listing, as an apply that sent it records it."""
+    from estatebot.listings.remote.sent_record import open_sent_values, service_address
+
+    record = open_sent_values(None, service=service_address(client), serial=market.serial)
+    assert record is not None
+    record.remember(body, listing_id=listing_id)
+    record.close()
+
+
+def test_a_restore_never_guesses_a_unit(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    # Created by another tool: List never shows its unit, and no value was ever sent to it.
+    body = edited_plan(client, market, tmp_path / "sheet.xlsx").creates[0].body
+    assert body is not None
+    odd = {**body, "MLSNumber": "SQM-1", "Url": "https://homes.example/sqm-1"}
+    client.listings.create({**odd, "AreaUnit": "Square Meters", "SerialNumber": market.serial})
+    remote = pull(client, market)
+    cleanup = eb.plan_cleanup(
+        remote, status=None, where=lambda f: f["MLSNumber"] == "SQM-1", force_delete_count=1
+    )
+    backup = tmp_path / "backup.json"
+    report = eb.apply_plan(cleanup, client, market.serial, backup=backup, progress=False)
+    assert report.summary()["deleted"] == 1
+    restored = eb.restore(backup, client, market.serial, progress=False)
+    assert not restored.ok
+    (row,) = restored.failures.to_dict("records")
+    assert row["outcome"] == "failed"
+    assert "AreaUnit is unknown" in row["message"]
+    assert "never guesses" in row["message"]
+    assert not client.listings.list_page(market.serial, mls_number="SQM-1").records
 
 
 def test_a_listing_its_backup_cannot_rebuild_is_not_deleted(

@@ -11,6 +11,8 @@ bedrooms changed, cells blanked, columns dropped, rows left out, new listings ad
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -38,13 +40,30 @@ WRITES = ("RealEstateCreate", "RealEstateUpdate", "RealEstateDelete")
 
 @contextmanager
 def service() -> Iterator[tuple[EmulatorServer, eb.Client]]:
+    # A record of values sent of its own: examples run in one test, and a later emulator may be
+    # given an earlier one's port, which the record would take for the same service.
     with (
+        own_state_dir(),
         running(seed="small") as server,
         eb.Client(
             base_url=server.base_url, api_key=server.api_key, session_key=server.session_key
         ) as client,
     ):
         yield server, client
+
+
+@contextmanager
+def own_state_dir() -> Iterator[None]:
+    before = os.environ.get("ESTATEBOT_STATE_DIR")
+    with tempfile.TemporaryDirectory(prefix="estatebot-state-") as folder:
+        os.environ["ESTATEBOT_STATE_DIR"] = folder
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop("ESTATEBOT_STATE_DIR", None)
+            else:
+                os.environ["ESTATEBOT_STATE_DIR"] = before
 
 
 def pull(client: eb.Client, server: EmulatorServer) -> pd.DataFrame:

@@ -358,7 +358,7 @@ def test_fingerprint_does_not_depend_on_string_storage() -> None:
 
 
 def test_hash_scheme_version() -> None:
-    assert HASH_VERSION == 2
+    assert HASH_VERSION == 3
     assert len(listing_hash({"MLSNumber": "A1"})) == 64
 
 

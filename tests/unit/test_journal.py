@@ -190,7 +190,7 @@ def test_op_ids_are_action_and_key() -> None:
 
 
 def test_the_journal_names_the_service_without_its_user_information(tmp_path: Path) -> None:
-    from estatebot.listings.sync.apply.sent_values import service_address
+    from estatebot.listings.remote.sent_record import service_address
 
     class Addressed:
         base_url = "https://user:secret@api.example:8443/v1"

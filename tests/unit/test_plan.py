@@ -270,7 +270,8 @@ def test_cleared_required_field_is_invalid() -> None:
 def test_create_needs_every_required_field() -> None:
     plan = plan_sync(sheet_frame(listing(1, Bedrooms=None, Bathrooms=-1.0)), remote_frame())
     (bad,) = plan.invalid
-    assert bad.reasons == ("Bedrooms: required, but empty",)
+    (reason,) = bad.reasons
+    assert reason.startswith("Bedrooms: required, but empty (a new listing needs it")
     plan = plan_sync(sheet_frame(listing(1, Bathrooms=-1.0)), remote_frame())
     assert "Bathrooms" in plan.invalid[0].reasons[0]
 
@@ -380,11 +381,10 @@ def test_create_missing_false_skips_creates() -> None:
 # --------------------------------------------------------------------------- guards
 
 
-def test_empty_sheet_refuses_delete_missing() -> None:
-    plan = plan_sync(sheet_frame(), remote_frame(listing(1)), delete_missing=True)
-    assert plan.deletes == []
-    assert len(plan.kept) == 1
-    assert plan.refusals == ["delete_missing ignored: the sheet has no rows"]
+def test_an_empty_sheet_is_an_error_and_deletes_nothing() -> None:
+    # No listing rows is not "in step" and never "delete everything": it is refused, named.
+    with pytest.raises(PlanError, match="no listing rows"):
+        plan_sync(sheet_frame(), remote_frame(listing(1)), delete_missing=True)
 
 
 def test_all_invalid_sheet_refuses_delete_missing() -> None:
@@ -597,9 +597,9 @@ def test_save_and_load(tmp_path: Path) -> None:
     assert loaded.operations() == plan.operations()
     data = json.loads(path.read_text())
     assert data["format"] == "estatebot-sync-plan"
-    assert data["version"] == 3  # version 3: sealed; the hash scheme of HASH_VERSION 2
+    assert data["version"] == 4  # version 4: sealed; the hash scheme of HASH_VERSION 3
     assert data["fingerprint"] == plan.fingerprint
-    for version in (1, 99):  # plans of another hash scheme cannot be applied safely
+    for version in (1, 3, 99):  # plans of another hash scheme cannot be applied safely
         data["version"] = version
         with pytest.raises(PlanError, match="unsupported"):
             SyncPlan.from_json(data)
@@ -673,6 +673,10 @@ def apply_plan(remote: pd.DataFrame, plan: SyncPlan) -> pd.DataFrame:
 @given(st.lists(listings, max_size=5), st.data())
 def test_apply_then_replan_is_empty(rows: list[dict[str, Any]], data: st.DataObject) -> None:
     remote = remote_frame(*(listing(n, **row) for n, row in enumerate(rows)))
+    if not rows:  # an empty sheet is no listings sheet: refused, never "in step"
+        with pytest.raises(PlanError, match="no listing rows"):
+            plan_sync(as_sheet(remote), remote, delete_missing=True)
+        return
     assert plan_sync(as_sheet(remote), remote, delete_missing=True).is_empty
 
     sheet_rows: list[dict[str, Any]] = []
@@ -883,7 +887,7 @@ def test_bodies_are_what_the_model_validates(rows: list[dict[str, Any]], update:
                 request[name] = value
         if body is None:
             if any(data[name][n] is None for name in schema.REQUIRED_COLUMNS):
-                assert all(reason.endswith("required, but empty") for reason in reasons)
+                assert all("required, but empty" in reason for reason in reasons)
             else:
                 assert reasons == _model_reasons_of(model, request)
             continue

@@ -180,8 +180,8 @@ def test_pitfall_issues_name_row_column_and_value(tmp_path: Path) -> None:
     assert errors.loc[4, "column"] == "MLSNumber"
     duplicate = errors.loc[[7, 8], "message"].tolist()
     assert all("rows 7, 8" in m for m in duplicate)
-    assert errors.loc[12, "field"] == "Bathrooms"
-    assert sheet.invalid_rows == [4, 5, 6, 7, 8, 12, 13]
+    assert 12 not in errors.index  # a blank required cell says nothing (only creates need it)
+    assert sheet.invalid_rows == [4, 5, 6, 7, 8]
 
 
 def test_numeric_ids_over_15_digits_are_rejected() -> None:
@@ -207,9 +207,11 @@ def test_three_is_three(three: Any) -> None:
 def test_blank_tokens_are_empty(blank: Any) -> None:
     sheet = read({"City": blank, "Bedrooms": 2})
     assert pd.isna(only(sheet, "City"))
+    # A blank required cell says nothing either: the listing keeps its own value, and only a
+    # row to be created needs the field (the plan says so).
     required = read({"Bedrooms": blank})
-    assert required.invalid_rows == [2]
-    assert messages(required, 2) == ["is required but empty"]
+    assert required.invalid_rows == []
+    assert pd.isna(only(required, "Bedrooms"))
 
 
 def test_spaces_are_trimmed_and_non_breaking_spaces_made_plain() -> None:
@@ -366,9 +368,12 @@ def test_lot_size_area_without_a_unit_is_a_row_error() -> None:
     assert "lot_unit" in messages(sheet, 2)[0]
 
 
-def test_living_area_without_any_unit_needs_a_default() -> None:
-    with pytest.raises(SheetError, match="AreaUnit"):
-        read({"LivingArea": 900}, drop=("BuildingArea", "AreaUnit"))
+def test_living_area_without_any_unit_is_in_the_listings_own_unit() -> None:
+    # No unit anywhere: the area is the listing's own (a plan takes the unit from the listing).
+    unitless = read({"LivingArea": 900}, drop=("BuildingArea", "AreaUnit"))
+    assert only(unitless, "BuildingArea") == 900
+    assert pd.isna(only(unitless, "AreaUnit"))
+    assert unitless.invalid_rows == []
     sheet = read({"LivingArea": 900}, drop=("BuildingArea", "AreaUnit"),
                  defaults={"AreaUnit": "Square Feet"})  # fmt: skip
     assert only(sheet, "BuildingArea") == 900

@@ -1,9 +1,10 @@
 """The exit codes of every ``estatebot`` command: one table, one meaning per code.
 
-Modelled on Terraform's ``-detailed-exitcode`` (0 nothing to do, 1 error, 2 changes), so a
-script or a scheduled job can branch on the code alone. Usage errors (a typo in a flag) get a
-code of their own that no command uses for a result: a script never reads a typo as "there are
-changes".
+Success is 0 for every command, so cron mail, Airflow and CI jobs read a sync that made its
+changes as the success it is. ``--detailed-exitcode`` (Terraform's flag, with its meaning) adds
+2 for changes and 3 for rows invalid or held back, for a script that branches on the code alone.
+Usage errors (a typo in a flag) get a code of their own that no command uses for a result: a
+script never reads a typo as "there are changes".
 """
 
 from __future__ import annotations
@@ -12,21 +13,25 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from estatebot.listings.sync.report.apply_report import ApplyReport
     from estatebot.listings.sync.sync_plan import SyncPlan
 
-__all__ = ["TABLE", "ExitCode", "applied_code", "plan_code"]
+__all__ = ["TABLE", "ExitCode", "applied_code", "made_changes", "plan_code"]
 
 
 class ExitCode(IntEnum):
     """What a command's exit status means (the same for every command)."""
 
-    #: Success, and nothing left to do: in step, every row valid, every operation done.
+    #: Success: the command did its job (with ``--detailed-exitcode``: and there was nothing
+    #: to change, every row valid).
     OK = 0
     #: An error: the command could not do its job (bad input, the service, a refused plan).
     ERROR = 1
-    #: Changes: ``plan`` found changes to make; ``sync`` and ``cleanup`` made them.
+    #: With ``--detailed-exitcode``: ``plan`` found changes to make; ``sync``, ``cleanup`` and
+    #: ``apply`` made them.
     CHANGES = 2
-    #: Rows of the sheet are invalid or held back (``plan``, ``sync``), whatever else happened.
+    #: With ``--detailed-exitcode``: rows of the sheet are invalid or held back (``plan``,
+    #: ``sync``, ``apply``), whatever else happened.
     ROWS_NOT_SYNCED = 3
     #: The work ran and part of it failed: an operation (``apply``, ``sync``, ``cleanup``,
     #: ``restore``) or a chat test case (``test-chat``).
@@ -37,32 +42,52 @@ class ExitCode(IntEnum):
     #: A usage error: an unknown command or flag, a missing or malformed argument. Nothing ran.
     #: 64 is ``EX_USAGE`` of sysexits.h.
     USAGE = 64
-    #: Interrupted (Ctrl-C); an apply prints the command that resumes it. 128 + SIGINT.
+    #: Interrupted (Ctrl-C, also at the confirmation prompt, or the end of its input); an apply
+    #: prints the command that resumes it. 128 + SIGINT.
     INTERRUPTED = 130
 
 
 #: The table the README and ``estatebot --help`` show: code, meaning, the commands that use it.
 TABLE: tuple[tuple[int, str, str], ...] = (
-    (0, "success; nothing to do: in step, every row valid, every operation done", "all"),
+    (0, "success: the command did its job", "all"),
     (1, "error: the command could not do its job (bad input, the service, a stale plan)", "all"),
-    (2, "changes: the plan has changes (plan); changes were made (sync, cleanup)",
-     "plan, sync, cleanup"),
-    (3, "rows invalid or held back, whatever else was done", "plan, sync"),
+    (2, "with --detailed-exitcode: changes planned (plan) or made", "plan, sync, cleanup, apply"),
+    (3, "with --detailed-exitcode: rows invalid or held back, changes or not", "plan, sync, apply"),
     (4, "part of the work failed: an operation, or a chat test case",
      "apply, sync, cleanup, restore, test-chat"),
     (5, "not applied: declined at the prompt, or no terminal and no --yes", "sync, cleanup"),
     (64, "usage error: unknown flag, missing or malformed argument; nothing ran", "all"),
-    (130, "interrupted (Ctrl-C); an apply prints the command that resumes it", "all"),
+    (130, "interrupted (Ctrl-C, at the prompt too); an apply prints the command that resumes it",
+     "all"),
 )  # fmt: skip
 
 
-def plan_code(plan: SyncPlan) -> ExitCode:
-    """0 in step, 2 changes, 3 rows invalid or held back: a sheet not in step is never 0."""
+def plan_code(plan: SyncPlan, *, detailed: bool = False) -> ExitCode:
+    """The code of a plan made: 0; with ``detailed``, 2 changes, 3 rows invalid or held back."""
+    if not detailed:
+        return ExitCode.OK
     if plan.invalid or plan.held_back:
         return ExitCode.ROWS_NOT_SYNCED
     return ExitCode.OK if plan.is_empty else ExitCode.CHANGES
 
 
-def applied_code(plan: SyncPlan, ok: bool) -> ExitCode:
-    """The code of a plan carried out: 4 when an operation failed, else the plan's own code."""
-    return plan_code(plan) if ok else ExitCode.FAILED
+def made_changes(report: ApplyReport) -> bool:
+    """Whether this apply changed the service: an operation done (or redone) by this run.
+
+    Operations an earlier run did (``skipped (already done)``) are not this run's changes.
+    """
+    from estatebot.listings.sync.report.outcomes import DONE, REDONE
+
+    return bool(report.frame["outcome"].isin([DONE, REDONE]).any())
+
+
+def applied_code(plan: SyncPlan, report: ApplyReport, *, detailed: bool = False) -> ExitCode:
+    """The code of a plan carried out: 4 when an operation failed, else 0; with ``detailed``,
+    3 when the plan's rows are invalid or held back, 2 when changes were made."""
+    if not report.ok:
+        return ExitCode.FAILED
+    if not detailed:
+        return ExitCode.OK
+    if plan.invalid or plan.held_back:
+        return ExitCode.ROWS_NOT_SYNCED
+    return ExitCode.CHANGES if made_changes(report) else ExitCode.OK

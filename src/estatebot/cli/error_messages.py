@@ -96,6 +96,8 @@ _RULES: tuple[tuple[re.Pattern[str], _Replacement], ...] = (
     (re.compile(r"\(e\.g\. \{header: 'ExtensionColumn'\} or \{header: 'ignore'\}\)"),
      "(a row 'HEADER,ExtensionColumn' or 'HEADER,ignore' in the file)"),
     (re.compile(r"\bmapping= or defaults="), "--mapping FILE or --default FIELD=VALUE"),
+    (re.compile(r"\bplan by another key\b"), "plan by another key (--key)"),
+    (re.compile(r"\bpass a new journal= path"), "pass a new --journal FILE"),
     (re.compile(r"\bmapping="), "--mapping FILE"),
     (re.compile(r"\bdefaults="), "--default FIELD=VALUE"),
     (re.compile(r"\boverrides="), "--set FIELD=VALUE"),

@@ -1,25 +1,29 @@
-"""The guided apply of ``sync`` and ``cleanup``: show, save, ask, apply, report, resume.
+"""The guided apply of ``sync``, ``cleanup`` and ``undo``: show, save, ask, apply, report, resume.
 
 A plan with something to do gets a run folder (:mod:`~estatebot.cli.runs`) holding the plan,
 its workbook, the journal, the backup and the report; the person is asked (``--yes`` for jobs;
 without a terminal nothing is asked and nothing applied); the apply is journaled and backed up;
 the report is shown and saved. The same command run again after an interruption finds the run
 still ``applying`` and resumes its plan, unless ``--no-resume``.
+
+An ``undo`` is such a run too, bound to the run it undoes; what it cannot do (a listing changed
+since that run, a unit nobody knows) makes it exit 4, "part of the work could not be done".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.text import Text
 
-from estatebot.cli.codes import ExitCode, applied_code, plan_code
+from estatebot.cli.codes import ExitCode
 from estatebot.cli.confirm import Answer, ask_to_apply
 from estatebot.cli.console import out_console, safe
 from estatebot.cli.execution import Files, carry_out, journal_progress, resume_command, tracked
+from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.plan_options import ApplyFlags, ShowFlags
 from estatebot.cli.plan_view import Detail, render_plan
 from estatebot.cli.report_view import render_report, shown_path
@@ -29,7 +33,19 @@ if TYPE_CHECKING:
     from estatebot.api.client import Client
     from estatebot.listings.sync.sync_plan import SyncPlan
 
-__all__ = ["Guided", "RunFlags"]
+__all__ = ["Guided", "RunFlags", "RunsDirOption"]
+
+#: ``--runs-dir``: where each run keeps its files (``sync``, ``cleanup`` and ``apply``).
+RunsDirOption = Annotated[
+    Path,
+    typer.Option(
+        "--runs-dir",
+        file_okay=False,
+        envvar="ESTATEBOT_RUNS_DIR",
+        help="Where each run keeps its plan, journal, backup and report.",
+        rich_help_panel="Applying",
+    ),
+]
 
 
 @dataclass(frozen=True)
@@ -45,16 +61,7 @@ class RunFlags:
             rich_help_panel="Applying",
         ),
     ] = False
-    runs_dir: Annotated[
-        Path,
-        typer.Option(
-            "--runs-dir",
-            file_okay=False,
-            envvar="ESTATEBOT_RUNS_DIR",
-            help="Where each run keeps its plan, journal, backup and report.",
-            rich_help_panel="Applying",
-        ),
-    ] = RUNS_DIR
+    runs_dir: RunsDirOption = RUNS_DIR
     no_resume: Annotated[
         bool,
         typer.Option(
@@ -77,9 +84,13 @@ class Guided:
     applying: ApplyFlags
     progress: bool | None
     sheet: Path | None = None
+    #: ``--detailed-exitcode``: whether changes (2) and rows not synced (3) are told apart.
+    exits: ExitFlags = field(default_factory=ExitFlags)
+    #: ``undo``: the folder of the run it undoes (an interrupted undo of it is resumed).
+    undoes: Path | None = None
 
     def __post_init__(self) -> None:
-        from estatebot.listings.sync.apply.sent_values import service_address
+        from estatebot.listings.remote.sent_record import service_address
 
         self.console = out_console()
         #: The service's address, which a run is bound to (never a credential).
@@ -91,7 +102,7 @@ class Guided:
         """Resume the run this command left interrupted (exits when there is one)."""
         run = find_unfinished(
             self.runs.runs_dir, self.kind, serial=self.serial, service=self.service,
-            sheet=self.sheet,
+            sheet=self.sheet, undoes=self.undoes,
         )  # fmt: skip
         if run is None:
             return
@@ -134,10 +145,10 @@ class Guided:
         )  # fmt: skip
         if plan.is_empty:
             self.console.print(self._nothing_to_do(plan))
-            raise typer.Exit(plan_code(plan))
+            raise typer.Exit(self._left_undone(plan) or self.exits.plan_code(plan))
         run = new_run(
             self.runs.runs_dir, self.kind, serial=self.serial, service=self.service,
-            sheet=self.sheet,
+            sheet=self.sheet, undoes=self.undoes,
         )  # fmt: skip
         plan.save(run.plan_path)
         plan.to_excel(run.preview_path)
@@ -147,6 +158,12 @@ class Guided:
         self._confirm_and_apply(plan, run, resumed=False)
 
     def _nothing_to_do(self, plan: SyncPlan) -> Text:
+        if self.kind == "undo":
+            if plan.invalid or plan.held_back:
+                return Text("Nothing to undo; the listings above are left as they are.", "bold red")
+            return Text(
+                "Nothing to undo: the listings are as they were before the run.", "bold green"
+            )
         if plan.invalid or plan.held_back:
             return Text("Nothing to apply; the rows above are not synced.", style="bold yellow")
         if self.kind == "cleanup":
@@ -177,20 +194,36 @@ class Guided:
             if run.backup_path.exists()
             else "  undo:    nothing to restore (no listing was updated or deleted)"
         )
+        if self.kind != "undo":  # the whole run reversed, the listings it created too
+            self.console.print(
+                f"           or: estatebot undo {shown_path(run.folder)} --serial {self.serial}"
+            )
         if resumed and self.sheet is not None:
             self.console.print(
                 "The sheet was not read again: run the same command again to plan it against "
                 "the service as it is now."
             )
-        raise typer.Exit(applied_code(plan, report.ok))
+        raise typer.Exit(self._left_undone(plan) or self.exits.applied_code(plan, report))
+
+    def _left_undone(self, plan: SyncPlan) -> ExitCode | None:
+        """4 for an undo that leaves listings as they are (changed since the run, or a unit
+        nobody knows): part of the work could not be done, with or without
+        ``--detailed-exitcode``."""
+        if self.kind == "undo" and (plan.invalid or plan.held_back):
+            return ExitCode.FAILED
+        return None
 
     def _not_applied(self, answer: Answer, files: Files) -> NoReturn:
         if answer is Answer.NO_TERMINAL:
             text = "Not applied: no terminal to ask on; pass --yes to apply without asking."
+        elif answer is Answer.INTERRUPTED:
+            text = "Interrupted at the question: not applied."
         else:
             text = "Not applied."
         self.console.print(Text(text, style="bold yellow"))
         self.console.print(
             f"The plan is kept; to apply it as it is: {resume_command(files, self.serial)}"
         )
-        raise typer.Exit(ExitCode.NOT_APPLIED)
+        # Ctrl-C is an interruption wherever it comes (130), not a declined plan (5).
+        interrupted = answer is Answer.INTERRUPTED
+        raise typer.Exit(ExitCode.INTERRUPTED if interrupted else ExitCode.NOT_APPLIED)

@@ -27,7 +27,16 @@ from typer.core import TyperGroup
 
 from estatebot.cli.codes import TABLE, ExitCode
 from estatebot.cli.commands import applying as apply_command
-from estatebot.cli.commands import chat, cleanup, planning, pulling, restoring, serving, syncing
+from estatebot.cli.commands import (
+    chat,
+    cleanup,
+    planning,
+    pulling,
+    restoring,
+    serving,
+    syncing,
+    undoing,
+)
 from estatebot.cli.commands import demo as demo_command
 from estatebot.cli.console import err_console
 from estatebot.cli.error_messages import Settings, report_error, settings_of
@@ -112,7 +121,10 @@ class EstatebotGroup(TyperGroup):
 
 def _exit_table() -> str:
     rows = "\n".join(f"  {code:>3}  {meaning} ({where})" for code, meaning, where in TABLE)
-    return f"Exit codes, the same for every command:\n\n{rows}"
+    return (
+        "Exit codes, the same for every command (success is 0; --detailed-exitcode on plan, "
+        f"sync, cleanup and apply adds 2 and 3):\n\n{rows}"
+    )
 
 
 app = typer.Typer(
@@ -171,6 +183,7 @@ app.command("apply")(apply_command.apply)
 app.command("sync")(syncing.sync)
 app.command("cleanup")(cleanup.cleanup)
 app.command("restore")(restoring.restore)
+app.command("undo")(undoing.undo)
 app.command("ask")(chat.ask)
 app.command("test-chat")(chat.run_tests)
 app.command("demo")(demo_command.demo)

@@ -207,7 +207,10 @@ def _held_lines(held: HeldBack) -> list[Block]:
     if held.value is not None:
         line.append(f" {plain_value(held.field, str(held.value))}")
     line.append(f": {_text(held.message)}")
-    line.append("; the listing keeps its value (--accept-flagged writes it)", style="dim")
+    if held.whole:
+        line.append("; the update is not sent", style="dim")
+    else:
+        line.append("; the listing keeps its value (--accept-flagged writes it)", style="dim")
     return [_head("held", held.key, *_where(held.row, held.id)), Block.indented(line, _INDENT)]
 
 
@@ -287,7 +290,11 @@ def render_plan(
         _section(console, "Update", plan.updates, ops, max_rows, more)
         _section(console, "Delete", plan.deletes, ops, max_rows, more)
         _section(console, "Not created", plan.skipped_create, ops, max_rows, more)
-    _section(console, "Held back (the reader warned)", plan.held_back, _held_lines, max_rows, more)
+    # A whole update held back is the plan's doing; a value held back, the reader's warning.
+    held_title = (
+        "Held back" if any(h.whole for h in plan.held_back) else "Held back (the reader warned)"
+    )
+    _section(console, held_title, plan.held_back, _held_lines, max_rows, more)
     _section(console, "Invalid rows", plan.invalid, _invalid_lines, max_rows, more)
     for refusal in plan.refusals:
         print_block(console, Block(Text("Refused: ", "bold red"), Text(_text(refusal), "red")))

@@ -1,4 +1,5 @@
-"""The folders ``sync`` and ``cleanup`` keep their work in, so an interrupted run can resume.
+"""The folders ``sync``, ``cleanup``, ``apply`` and ``undo`` keep their work in, so an interrupted
+run can resume and a new run never picks up another run's journal.
 
 Each run that has something to apply gets a folder under the runs folder (``estatebot-runs``
 in the current folder unless ``--runs-dir`` says otherwise), named by its kind and start time:
@@ -12,6 +13,16 @@ in the current folder unless ``--runs-dir`` says otherwise), named by its kind a
 A run whose status is still ``applying`` was interrupted (Ctrl-C, a kill, a crash): the same
 command finds it and resumes its plan with its journal and backup, so nothing is done twice and
 the backup keeps the listings as they were before the first run touched them.
+
+``apply PLAN`` keeps no copy of the plan: its run folder holds the journal, the backup and
+``run.json``, which names the plan file and its digest. The same plan applied again to the same
+chatbot and service finds that folder (:func:`find_run_of_plan`) and goes on with its journal;
+another plan, chatbot or service gets a folder of its own, so a journal written for one service
+is never offered to another (two emulators on two ports, one after the other, in one folder).
+
+``undo [RUN]`` reverses a run from its folder (:func:`latest_run` when RUN is left out) and keeps
+its own work in an ``undo-...`` folder like any run, whose ``run.json`` names the run it undoes
+(``undoes``): the same undo run again after an interruption resumes it.
 """
 
 from __future__ import annotations
@@ -24,13 +35,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["RUNS_DIR", "Run", "find_unfinished", "new_run", "run_of_plan"]
+__all__ = [
+    "RUNS_DIR",
+    "Run",
+    "find_run_of_plan",
+    "find_unfinished",
+    "latest_run",
+    "new_run",
+    "run_of_plan",
+]
 
 #: The default runs folder, in the current folder (as Terraform keeps its state).
 RUNS_DIR = Path("estatebot-runs")
 RUN_FILE = "run.json"
 
-Kind = Literal["sync", "cleanup"]
+Kind = Literal["sync", "cleanup", "apply", "undo"]
 #: planned (shown, not confirmed), declined, applying (interrupted if found so), failed (refused
 #: before anything was written), abandoned (``--no-resume``), finished.
 Status = Literal["planned", "declined", "applying", "failed", "abandoned", "finished"]
@@ -48,6 +67,10 @@ class Run:
     sheet_digest: str | None
     status: str
     started: str
+    #: ``apply``: the digest of the plan file applied (:func:`file_digest`); None otherwise.
+    plan_digest: str | None = None
+    #: ``undo``: the folder of the run it undoes (resolved); None otherwise.
+    undoes: str | None = None
 
     @property
     def plan_path(self) -> Path:
@@ -93,7 +116,16 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def new_run(root: Path, kind: Kind, *, serial: str, service: str, sheet: Path | None = None) -> Run:
+def new_run(
+    root: Path,
+    kind: Kind,
+    *,
+    serial: str,
+    service: str,
+    sheet: Path | None = None,
+    plan_digest: str | None = None,
+    undoes: Path | None = None,
+) -> Run:
     """A new run folder under ``root``, marked ``planned``."""
     now = datetime.now(UTC)
     base = f"{kind}-{now.strftime('%Y%m%d-%H%M%S')}"
@@ -112,6 +144,8 @@ def new_run(root: Path, kind: Kind, *, serial: str, service: str, sheet: Path | 
         sheet_digest=file_digest(sheet) if sheet is not None and sheet.is_file() else None,
         status="planned",
         started=now.isoformat(timespec="seconds"),
+        plan_digest=plan_digest,
+        undoes=str(undoes.resolve()) if undoes is not None else None,
     )
     run.mark("planned")
     return run
@@ -126,12 +160,20 @@ def _load(folder: Path) -> Run | None:
 
 
 def find_unfinished(
-    root: Path, kind: Kind, *, serial: str, service: str, sheet: Path | None = None
+    root: Path,
+    kind: Kind,
+    *,
+    serial: str,
+    service: str,
+    sheet: Path | None = None,
+    undoes: Path | None = None,
 ) -> Run | None:
-    """The latest run of this kind, chatbot, service (and sheet) left ``applying``."""
+    """The latest run of this kind, chatbot, service (and sheet, or run undone) left
+    ``applying``."""
     if not root.is_dir():
         return None
     wanted = str(sheet.resolve()) if sheet is not None else None
+    undone = str(undoes.resolve()) if undoes is not None else None
     found = [
         run
         for folder in root.iterdir()
@@ -141,6 +183,41 @@ def find_unfinished(
         and run.serial == serial
         and run.service == service
         and run.sheet == wanted
+        and run.undoes == undone
+    ]
+    return max(found, key=lambda run: (run.started, run.folder.name), default=None)
+
+
+def latest_run(root: Path) -> Run | None:
+    """The latest run under ``root`` that sent something (it has a journal), undo runs aside:
+    what ``estatebot undo`` undoes when no run is named."""
+    if not root.is_dir():
+        return None
+    found = [
+        run
+        for folder in root.iterdir()
+        if folder.is_dir() and (run := _load(folder)) is not None
+        if run.kind != "undo" and run.journal_path.is_file()
+    ]
+    return max(found, key=lambda run: (run.started, run.folder.name), default=None)
+
+
+def find_run_of_plan(root: Path, *, serial: str, service: str, plan_digest: str) -> Run | None:
+    """The latest ``apply`` run of this plan (by digest) on this chatbot and service, if any.
+
+    Whatever its status: an interrupted one resumes, a finished one finds every operation done
+    (nothing is sent twice), one refused before its first write has an empty journal.
+    """
+    if not root.is_dir():
+        return None
+    found = [
+        run
+        for folder in root.iterdir()
+        if folder.is_dir() and (run := _load(folder)) is not None
+        if run.kind == "apply"
+        and run.plan_digest == plan_digest
+        and run.serial == serial
+        and run.service == service
     ]
     return max(found, key=lambda run: (run.started, run.folder.name), default=None)
 

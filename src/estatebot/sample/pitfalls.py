@@ -101,8 +101,10 @@ def inject_pitfalls(
           float(full))  # fmt: skip
     position = take(lambda r: r["AssociationFee"] is None)
     spoil(position, "AssociationFee", "#N/A", "na_optional", None, "HOAMonth", None)
-    spoil(take(), "YearBuilt", "#N/A", "na_required", "error")
-    spoil(take(), "DaysOnMarket", None, "blank_required", "error")
+    # A blank required cell says nothing: the listing keeps its own value (only a create needs
+    # the field, and a plan says so), so the reader reads it through as empty.
+    spoil(take(), "YearBuilt", "#N/A", "na_required", None, "YearBuilt", None)
+    spoil(take(), "DaysOnMarket", None, "blank_required", None, "DaysOnMarket", None)
     first, second = take(), take()
     key = records[first]["MLSNumber"]
     spoil(first, "ListingId", key, "duplicate_key", "error")

@@ -1,21 +1,30 @@
-"""``estatebot apply``: carry out a saved plan exactly, journaled and backed up."""
+"""``estatebot apply``: carry out a saved plan exactly, journaled and backed up.
+
+The journal and the backup belong to the run (:mod:`estatebot.cli.runs`): unless ``--journal``
+and ``--backup`` name them, they are kept in a run folder bound to the plan, the chatbot and the
+service, so applying the same plan again resumes it (nothing is done twice), and a new plan, or
+the same file name planned afresh against another service, starts a journal of its own instead
+of being refused by the last one's.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import out_console
-from estatebot.cli.execution import Files, carry_out, tracked
+from estatebot.cli.execution import Files, carry_out, journal_progress, tracked
+from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import ApplyFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
+from estatebot.cli.guided import RunsDirOption
 from estatebot.cli.report_view import render_report, shown_path
-from estatebot.cli.runs import run_of_plan
+from estatebot.cli.runs import RUNS_DIR, Run, file_digest, find_run_of_plan, new_run, run_of_plan
 from estatebot.errors import PlanError
 
 if TYPE_CHECKING:
@@ -24,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["apply"]
 
 
-@with_flags(applying=ApplyFlags)
+@with_flags(applying=ApplyFlags, exits=ExitFlags)
 def apply(
     plan_file: Annotated[
         Path,
@@ -41,51 +50,114 @@ def apply(
         Path | None,
         typer.Option(
             dir_okay=False,
-            help="The journal (default: PLAN's name with .journal). Run the same command "
-            "again to resume: what is done is not done again.",
+            help="The journal (default: journal.jsonl in the run's folder). Run the same "
+            "command again to resume: what is done is not done again.",
         ),
     ] = None,
     backup: Annotated[
         Path | None,
         typer.Option(
             dir_okay=False,
-            help="Before-image of the listings changed, .json or .xlsx (default: PLAN's name "
-            "with .backup.json); `estatebot restore` puts it back.",
+            help="Before-image of the listings changed, .json or .xlsx (default: backup.json "
+            "in the run's folder); `estatebot restore` puts it back.",
         ),
     ] = None,
     report: Annotated[
-        Path | None, typer.Option(dir_okay=False, help="Write the report as xlsx.")
+        Path | None,
+        typer.Option(
+            dir_okay=False,
+            help="Write the report as xlsx (default: report.xlsx in the run's folder).",
+        ),
     ] = None,
     max_rows: Annotated[
         int, typer.Option("--max-rows", min=0, help="Operations not done listed (0: all).")
     ] = 50,
     progress: ProgressOption = None,
+    runs_dir: RunsDirOption = RUNS_DIR,
     *,
     applying: ApplyFlags,
+    exits: ExitFlags,
 ) -> None:
     """Apply a saved plan exactly: journaled, backed up, refused when stale.
 
+    The journal, the backup and the report go in a run folder of --runs-dir (a copy of the plan
+    too); the same command run again resumes that run: what is done is not done again.
+
     Exit 0 when every operation is done, 4 when any failed (the report lists them), 1 on an
     error (nothing written: a stale or altered plan, the service unreachable), 130 when
-    interrupted (it prints the command that resumes).
+    interrupted (it prints the command that resumes). With --detailed-exitcode: 2 when
+    changes were made, 3 when the plan has rows invalid or held back.
     """
     from estatebot.api.client import Client
+    from estatebot.listings.remote.sent_record import service_address
 
     loaded = _load(plan_file)
+    console = out_console()
+    with Client() as client:
+        service = service_address(client) or ""
+        run, files = _run_files(plan_file, serial, service, runs_dir, journal, backup)
+        console.print(f"Applying {shown_path(plan_file)}: {loaded.summary()}")
+        _say_resumed(run, files, len(loaded.operations()))
+        # In a run folder (this apply's, or that of `sync` or `cleanup` whose plan it is):
+        # resuming it here finishes that run too.
+        with tracked(run, files):
+            result = carry_out(loaded, client, serial, files, applying, progress=progress)
+    target = report if report is not None else run.report_path if run is not None else None
+    if target is not None:
+        result.to_excel(target)
+    render_report(console, result, max_rows=max_rows)
+    if target is not None:
+        console.print(f"  report:  {shown_path(target)}")
+    raise typer.Exit(exits.applied_code(loaded, result))
+
+
+def _run_files(
+    plan_file: Path,
+    serial: str,
+    service: str,
+    runs_dir: Path,
+    journal: Path | None,
+    backup: Path | None,
+) -> tuple[Run | None, Files]:
+    """The run an apply of ``plan_file`` belongs to, and where its journal and backup go.
+
+    A plan saved in a run folder by ``sync`` or ``cleanup`` belongs to that run. Otherwise the
+    run of the same plan (by its digest) on this chatbot and service is taken up again, or a new
+    one made; only when both ``--journal`` and ``--backup`` are given is there no run folder.
+    """
+    owner = run_of_plan(plan_file)
+    if owner is None and journal is not None and backup is not None:
+        return None, Files(plan=plan_file, journal=journal, backup=backup)
+    if owner is None:
+        digest = file_digest(plan_file)
+        owner = find_run_of_plan(runs_dir, serial=serial, service=service, plan_digest=digest)
+        if owner is None:
+            owner = new_run(runs_dir, "apply", serial=serial, service=service, plan_digest=digest)
+            # A copy of the plan: the run folder tells, on its own, what the run was to do.
+            shutil.copyfile(plan_file, owner.plan_path)
     files = Files(
         plan=plan_file,
-        journal=journal or plan_file.with_suffix(".journal"),
-        backup=backup or plan_file.with_suffix(".backup.json"),
+        journal=journal or owner.journal_path,
+        backup=backup or owner.backup_path,
     )
-    console = out_console()
-    console.print(f"Applying {shown_path(plan_file)}: {loaded.summary()}")
-    # A plan in a run folder of `sync` or `cleanup`: resuming it here finishes that run too.
-    with Client() as client, tracked(run_of_plan(plan_file), files):
-        result = carry_out(loaded, client, serial, files, applying, progress=progress)
-    if report is not None:
-        result.to_excel(report)
-    render_report(console, result, max_rows=max_rows)
-    raise typer.Exit(ExitCode.OK if result.ok else ExitCode.FAILED)
+    return owner, files
+
+
+def _say_resumed(run: Run | None, files: Files, total: int) -> None:
+    """In a run folder: say where the journal goes, or how far it got when it goes on with one.
+
+    Files named with ``--journal`` and ``--backup`` are the person's own: nothing to say.
+    """
+    if run is None:
+        return
+    if not files.journal.exists():
+        out_console().print(f"Its journal and backup go in {shown_path(run.folder)}.")
+        return
+    done, _ = journal_progress(files.journal)
+    out_console().print(
+        f"Going on with the journal {shown_path(files.journal)}: {done} of {total} operations "
+        "are done and are not done again."
+    )
 
 
 def _load(path: Path) -> SyncPlan:

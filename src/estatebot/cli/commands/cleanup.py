@@ -6,15 +6,21 @@ from typing import Annotated
 
 import typer
 
+from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags, ShowFlags
-from estatebot.cli.flags.shared_options import KeyName, ProgressOption, SerialOption
+from estatebot.cli.flags.shared_options import (
+    KeyName,
+    ProgressOption,
+    SerialOption,
+    listing_statuses,
+)
 from estatebot.cli.guided import Guided, RunFlags
 
 __all__ = ["cleanup"]
 
 
-@with_flags(guards=GuardFlags, runs=RunFlags, show=ShowFlags, applying=ApplyFlags)
+@with_flags(guards=GuardFlags, runs=RunFlags, show=ShowFlags, applying=ApplyFlags, exits=ExitFlags)
 def cleanup(
     serial: SerialOption,
     status: Annotated[
@@ -22,7 +28,9 @@ def cleanup(
         typer.Option(
             "--status",
             metavar="STATUS",
-            help="Delete listings with this Status, e.g. Sold (repeatable).",
+            callback=listing_statuses,
+            help="Delete listings with this Status: Active, PreOnMarket or Sold, in any case "
+            "(repeatable).",
         ),
     ] = None,
     min_days_on_market: Annotated[
@@ -44,6 +52,7 @@ def cleanup(
     runs: RunFlags,
     show: ShowFlags,
     applying: ApplyFlags,
+    exits: ExitFlags,
 ) -> None:
     """Delete stale listings: those with a --status, or on the market --min-days-on-market.
 
@@ -52,8 +61,9 @@ def cleanup(
     (--max-delete-fraction), asked for (--yes for scheduled jobs) and applied with a journal
     and a backup (`estatebot restore` puts the listings back).
 
-    Exit 0 nothing to delete, 2 listings deleted, 4 a delete failed, 5 not applied, 1 an error,
-    130 interrupted.
+    Exit 0 success, 4 a delete failed, 5 not applied, 1 an error, 64 a --status that is no
+    listing status, 130 interrupted. With --detailed-exitcode: 2 listings deleted, 0 only when
+    none matched.
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
@@ -65,7 +75,7 @@ def cleanup(
             param_hint="--status / --min-days-on-market",
         )
     with Client() as client:
-        guided = Guided("cleanup", client, serial, runs, show, applying, progress)
+        guided = Guided("cleanup", client, serial, runs, show, applying, progress, exits=exits)
         guided.resume_if_interrupted()
         remote = pull_listings(client, serial, progress=progress)
         made = plan_cleanup(

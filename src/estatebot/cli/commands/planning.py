@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from estatebot.cli.codes import plan_code
 from estatebot.cli.console import out_console
+from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import GuardFlags, ShowFlags, SyncFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
@@ -31,7 +31,9 @@ SheetArgument = Annotated[
 ]
 
 
-@with_flags(planning=SyncFlags, guards=GuardFlags, show=ShowFlags, flags=SheetFlags)
+@with_flags(
+    planning=SyncFlags, guards=GuardFlags, show=ShowFlags, flags=SheetFlags, exits=ExitFlags
+)
 def plan(
     sheet: SheetArgument,
     serial: SerialOption,
@@ -50,12 +52,14 @@ def plan(
     guards: GuardFlags,
     show: ShowFlags,
     flags: SheetFlags,
+    exits: ExitFlags,
 ) -> None:
     """Plan the sync of a spreadsheet: show each change, save the plan and its workbook.
 
-    Nothing is sent. Exit 0 when the listings are in step with the sheet (every row valid,
-    nothing to change), 2 when the plan has changes, 3 when rows are invalid or held back
-    (whatever else the plan does), 1 on an error. `estatebot apply PLAN` carries it out.
+    Nothing is sent; `estatebot apply PLAN` carries it out. Exit 0 when the plan is made, 1 on
+    an error (a file that is no listings sheet, the service). With --detailed-exitcode: 0 only
+    when the listings are in step with the sheet (every row valid, nothing to change), 2 when
+    the plan has changes, 3 when rows are invalid or held back (whatever else the plan does).
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
@@ -79,4 +83,4 @@ def plan(
     if not made.is_empty:
         command = shlex.join(["estatebot", "apply", shown_path(out), "--serial", serial])
         console.print(f"To apply it: {command}")
-    raise typer.Exit(plan_code(made))
+    raise typer.Exit(exits.plan_code(made))

@@ -28,14 +28,39 @@ def restore(
     serial: SerialOption,
     concurrency: ConcurrencyOption = 8,
     progress: ProgressOption = None,
+    default: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--default",
+            metavar="FIELD=VALUE",
+            help="A value for a field the service never shows (AreaUnit, Location), used for "
+            "listings whose value neither the backup nor the record of values sent knows: "
+            "--default 'AreaUnit=Square Feet'. A restore never guesses one.",
+        ),
+    ] = None,
 ) -> None:
     """Put the listings of a backup back as they were (exit 0, 4 when any failed, 1 error)."""
     from estatebot.api.client import Client
     from estatebot.listings.sync.apply.apply_options import ApplyOptions
+    from estatebot.listings.sync.apply.restore import check_restore_defaults
     from estatebot.listings.sync.apply.restore import restore as restore_backup
 
     options = ApplyOptions(concurrency=concurrency, progress=progress)
+    try:
+        defaults = check_restore_defaults(_pairs(default or []))
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--default") from None
     with Client() as client:
-        result = restore_backup(backup, client, serial, options=options)
+        result = restore_backup(backup, client, serial, options=options, defaults=defaults)
     render_report(out_console(), result)
     raise typer.Exit(ExitCode.OK if result.ok else ExitCode.FAILED)
+
+
+def _pairs(given: list[str]) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise typer.BadParameter(f"{item!r} is not FIELD=VALUE", param_hint="--default")
+        pairs[name.strip()] = value.strip()
+    return pairs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from estatebot.cli.commands.planning import SheetArgument
 from estatebot.cli.console import out_console
+from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags, ShowFlags, SyncFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
@@ -21,6 +22,7 @@ __all__ = ["sync"]
     show=ShowFlags,
     applying=ApplyFlags,
     flags=SheetFlags,
+    exits=ExitFlags,
 )
 def sync(
     sheet: SheetArgument,
@@ -33,6 +35,7 @@ def sync(
     show: ShowFlags,
     applying: ApplyFlags,
     flags: SheetFlags,
+    exits: ExitFlags,
 ) -> None:
     """Sync a spreadsheet to the chatbot's listings in one go, with a journal and a backup.
 
@@ -41,15 +44,18 @@ def sync(
     with a journal and a backup in a run folder, and shows the report. Run again after an
     interruption, it resumes that run: nothing is done twice.
 
-    Exit 0 nothing to do, 2 changes made, 3 rows invalid or held back, 4 an operation failed,
-    5 not applied (declined, or no terminal and no --yes), 1 an error, 130 interrupted.
+    Exit 0 success, 4 an operation failed, 5 not applied (declined, or no terminal and no
+    --yes), 1 an error, 130 interrupted (at the question too). With --detailed-exitcode: 2
+    changes made, 3 rows invalid or held back, 0 only when there was nothing to do.
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
     from estatebot.listings.sync.sync_plan import plan_sync
 
     with Client() as client:
-        guided = Guided("sync", client, serial, runs, show, applying, progress, sheet=sheet)
+        guided = Guided(
+            "sync", client, serial, runs, show, applying, progress, sheet=sheet, exits=exits
+        )
         guided.resume_if_interrupted()
         read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
         remote = pull_listings(client, serial, progress=progress)

@@ -21,9 +21,11 @@ from estatebot.errors import EstatebotError
 __all__ = [
     "ConcurrencyOption",
     "KeyName",
+    "ListingStatusName",
     "ProgressOption",
     "SerialOption",
     "check_encoding",
+    "listing_statuses",
     "parse_pairs",
     "read_pairs_file",
 ]
@@ -35,6 +37,15 @@ class KeyName(StrEnum):
     MLS = "MLSNumber"
     URL = "URL"
     NEWOAKS = "NewOaks"
+
+
+class ListingStatusName(StrEnum):
+    """A listing's Status as the service spells it (``api.models.ListingStatus``; kept here so
+    the command line starts without loading the API models). Read in any case."""
+
+    ACTIVE = "Active"
+    PRE_ON_MARKET = "PreOnMarket"
+    SOLD = "Sold"
 
 
 SerialOption = Annotated[
@@ -57,6 +68,24 @@ ProgressOption = Annotated[
 ConcurrencyOption = Annotated[
     int, typer.Option("--concurrency", min=1, max=64, help="Requests at once.")
 ]
+
+
+def listing_statuses(values: list[str] | None) -> list[str] | None:
+    """``--status`` values in the service's spelling; anything else is a usage error naming the
+    statuses there are (a typo such as ``Sould`` must not select nothing, night after night)."""
+    known = {name.value.lower(): name.value for name in ListingStatusName}
+    out: list[str] = []
+    for value in values or []:
+        found = known.get(value.strip().lower())
+        if found is None:
+            allowed = ", ".join(name.value for name in ListingStatusName)
+            raise typer.BadParameter(
+                f"{value!r} is not a listing status; the service's statuses are {allowed} "
+                "(any case)",
+                param_hint="--status",
+            )
+        out.append(found)
+    return out or None
 
 
 def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, str]:

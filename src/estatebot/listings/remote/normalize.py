@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ from estatebot._safe_cells import warn_changes
 from estatebot._summary import Figure, Summary
 from estatebot._theme import styled
 from estatebot.listings import schema
-from estatebot.listings.remote.parsed import gc_paused
+from estatebot.listings.remote.parsed import Parsed, gc_paused, no_problems
 from estatebot.listings.remote.parsers import (
     parse_enum,
     parse_extensions,
@@ -228,6 +229,10 @@ def _parse_columns(source: Source) -> dict[str, pd.Series]:
         if column not in _DERIVED
     }
     _fill_derived(columns, price=parsed["Price"][0], area=parsed["Area"][0])
+    unit, _ = source.read("Area", _area_unit)
+    if unit is not None:
+        # List never returns AreaUnit; an Area written with its unit ("120 m²") says it.
+        columns["AreaUnit"] = columns["AreaUnit"].fillna(unit)
     return columns
 
 
@@ -301,7 +306,59 @@ def _fill_derived(
         columns["BuildingArea"] = columns["BuildingArea"].fillna(area)
 
 
+# The unit at the end of an area written for people ("2,500 sqft", "120 m²"), by spelling.
+_AREA_UNIT_SUFFIX = re.compile(
+    r"(?i)(?P<unit>sq\.?\s*(?:ft|feet|foot|m|meters?|metres?)\.?|square\s+(?:feet|foot|meters?"
+    r"|metres?)|sqft|sqm|sf|ft²|ft2|m²|m2)\s*$"
+)
+
+
+def _area_unit(raw: pd.Series) -> Parsed:
+    """The ``AreaUnit`` an ``Area`` text names by its suffix, else NA (never a problem)."""
+
+    def unit_of(value: Any) -> Any:
+        found = _AREA_UNIT_SUFFIX.search(value) if isinstance(value, str) else None
+        if found is None:
+            return pd.NA
+        # Every spelling of feet above has an "f" (ft, feet, foot, sf), none of metres has.
+        return "Square Feet" if "f" in found["unit"].casefold() else "Square Meters"
+
+    values = pd.Series(raw.map(unit_of), index=raw.index, dtype=schema.DTYPES["AreaUnit"])
+    return Parsed(values, no_problems())
+
+
 # --------------------------------------------------------------------------- problems
+
+
+def unreadable_values(frame: pd.DataFrame, problems: pd.DataFrame) -> dict[int, dict[str, str]]:
+    """The text of each value that could not be read, by listing ID and field (where the field
+    stayed empty: a value read from another input, such as ``Price`` for ``SalePrice``, is not
+    lost). ``problems`` is :attr:`NormalizeResult.problems` of ``frame``."""
+    fields_of = {wire: name for name, wire in WIRE_NAMES.items()}
+    out: dict[int, dict[str, str]] = {}
+    sale_types = frame["SaleType"]
+    for label, column, value in zip(
+        problems.index, problems["column"], problems["value"], strict=True
+    ):
+        ident = frame["ID"].iat[label] if label < len(frame) else pd.NA
+        if ident is pd.NA or value is None or value is pd.NA:
+            continue
+        ident = int(cast(int, ident))
+        name = fields_of.get(column, column)
+        if name == "Price":
+            sale = sale_types.iat[label]
+            name = _PRICE_TARGETS.get(sale) if isinstance(sale, str) else None
+        elif name == "Area":
+            name = "BuildingArea"
+        if name not in schema.DTYPES or name == "ID":
+            continue
+        if frame[name].iat[label] is pd.NA or _is_empty(frame[name].iat[label]):
+            out.setdefault(ident, {}).setdefault(name, str(value))
+    return out
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (list, dict)) and not value)
 
 
 def _problem_frame(found: list[Found], frame: pd.DataFrame) -> pd.DataFrame:

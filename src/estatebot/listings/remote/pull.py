@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
@@ -26,7 +27,8 @@ from estatebot.api.client import AsyncClient, Client
 from estatebot.api.models import ListingPage
 from estatebot.api.paging import Pager, PageResult, refusal
 from estatebot.errors import EstatebotError, PullError, PullWarning
-from estatebot.listings.remote.normalize import normalize_records
+from estatebot.listings.remote.normalize import normalize_records, unreadable_values
+from estatebot.listings.remote.sent_record import fill_known, open_known, service_address
 
 OnError = Literal["raise", "skip"]
 
@@ -46,11 +48,16 @@ class PullResult:
     missing_pages: tuple[int, ...]
 
 
-def _finish(pager: Pager, expand_extensions: bool) -> PullResult:
+def _finish(pager: Pager, expand_extensions: bool, known: Known) -> PullResult:
     records = pager.records()
-    frame = normalize_records(records, expand_extensions=expand_extensions).frame
+    normalized = normalize_records(records, expand_extensions=expand_extensions)
+    frame = normalized.frame
+    unreadable = unreadable_values(frame, normalized.problems)
     seen_before = frame["ID"].duplicated() & frame["ID"].notna()
     frame = frame.loc[~seen_before].reset_index(drop=True)
+    # The values the service holds that the frame could not: an update must never erase them.
+    frame.attrs["unreadable"] = unreadable
+    known.fill(frame)
     # The records exactly as the service sent them, row for row with the frame.
     kept = tuple(r for r, again in zip(records, seen_before, strict=True) if not again)
     missing = tuple(sorted(pager.missing))
@@ -91,6 +98,28 @@ def _finish(pager: Pager, expand_extensions: bool) -> PullResult:
     return PullResult(frame=frame, records=kept, missing_pages=missing)
 
 
+@dataclass(frozen=True)
+class Known:
+    """Where a pull finds the values List never returns: the record of values last sent."""
+
+    sent_values: str | Path | bool | None
+    service: str | None
+    serial: str
+
+    @classmethod
+    def of(cls, client: object, serial: str, sent_values: str | Path | bool | None) -> Known:
+        return cls(sent_values, service_address(client), serial)
+
+    def fill(self, frame: pd.DataFrame) -> None:
+        record = open_known(self.sent_values, service=self.service, serial=self.serial)
+        if record is None:
+            return
+        try:
+            fill_known(frame, record)
+        finally:
+            record.close()
+
+
 def _caller_level() -> int:
     """The ``stacklevel`` that makes a warning of :func:`_finish` name the first line outside
     this module: the caller's own call, whether it called :func:`pull_listings` (which wraps
@@ -124,6 +153,7 @@ def pull_listings(
     progress: bool | None = None,
     on_error: OnError = "raise",
     expand_extensions: bool = False,
+    sent_values: str | Path | bool | None = None,
 ) -> pd.DataFrame:
     """All listings of a chatbot as a canonical frame (see :mod:`estatebot.listings.schema`).
 
@@ -131,12 +161,19 @@ def pull_listings(
     after the client's retries raises :class:`~estatebot.errors.PullError` naming the page;
     with ``on_error="skip"`` the pull goes on, the frame holds what arrived, its
     ``attrs["missing_pages"]`` lists the pages that did not, and a :class:`PullWarning` says so.
-    Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``.
+    Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``; the
+    service still holds them, so ``attrs["unreadable"]`` keeps their text by listing ID and
+    field (a plan never erases them).
+
+    ``AreaUnit`` and ``Location``, which List never returns, are filled with the values last sent
+    to each listing by an apply (the record ``sent_values`` names: None its default place, a
+    path, or False for none; see :mod:`estatebot.listings.remote.sent_record`), else
+    ``AreaUnit`` with the unit List's ``Area`` text shows (``120 m²``), else left empty.
     """
     return pull_result(
         client, serial, city=city, sale_type=sale_type, mls_number=mls_number,
         page_size=page_size, concurrency=concurrency, progress=progress, on_error=on_error,
-        expand_extensions=expand_extensions,
+        expand_extensions=expand_extensions, sent_values=sent_values,
     ).frame  # fmt: skip
 
 
@@ -152,6 +189,7 @@ def pull_result(
     progress: bool | None = None,
     on_error: OnError = "raise",
     expand_extensions: bool = False,
+    sent_values: str | Path | bool | None = None,
 ) -> PullResult:
     """:func:`pull_listings`, with the List records as the service sent them beside the frame.
 
@@ -195,7 +233,7 @@ def pull_result(
                 _track(bar, pager, 1)
             batch = pager.advance(batch, results)
             _track(bar, pager, 0, batch)
-    return _finish(pager, expand_extensions)
+    return _finish(pager, expand_extensions, Known.of(client, serial, sent_values))
 
 
 async def apull_listings(
@@ -210,6 +248,7 @@ async def apull_listings(
     progress: bool | None = None,
     on_error: OnError = "raise",
     expand_extensions: bool = False,
+    sent_values: str | Path | bool | None = None,
 ) -> pd.DataFrame:
     """The awaitable twin of :func:`pull_listings`, for an :class:`~estatebot.AsyncClient`."""
     _check_options(page_size, concurrency, on_error)
@@ -246,7 +285,7 @@ async def apull_listings(
             results = await asyncio.gather(*(fetch(number, pager.size) for number in batch))
             batch = pager.advance(batch, results)
             _track(bar, pager, 0, batch)
-    return _finish(pager, expand_extensions).frame
+    return _finish(pager, expand_extensions, Known.of(client, serial, sent_values)).frame
 
 
 def _settle(number: int, failure: PullError, on_error: OnError) -> PageResult:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from estatebot._progress import progress_bar, set_total
-from estatebot.errors import SheetError
+from estatebot.errors import SheetError, SheetNotFoundError
 from estatebot.listings.schema import COLUMNS, KEY_COLUMNS, REQUIRED_COLUMNS
 from estatebot.listings.sheet.fields import cell_types as cell_rules
 from estatebot.listings.sheet.fields import mls_values as rules
@@ -44,6 +45,7 @@ from estatebot.listings.sheet.fields.inputs import Inputs, Options
 from estatebot.listings.sheet.fields.sources import SOURCES
 from estatebot.listings.sheet.fields.validate import typed_default, validate
 from estatebot.listings.sheet.issues import Issues
+from estatebot.listings.sheet.readers.file_kind import kind_of
 from estatebot.listings.sheet.readers.notes import Note
 from estatebot.listings.sheet.readers.table import Table, drop_blank_rows, read_table
 from estatebot.listings.sheet.readers.xlsx_openpyxl import Engine
@@ -104,13 +106,14 @@ def read_sheet(
     further right are reported, not read); a formula with no saved value, a cell hidden by a
     merged range and a formula error (``#REF!``) reject their row, naming the cell.
 
-    A required field with no column and no default rejects nothing here: a plan keeps the
-    listing's own value, and only a row that would be created needs the field (a sheet-level
-    warning names the missing column). A blank cell in a required field's column rejects its
-    row, except for ``AreaUnit``, which the service never returns (a pulled file leaves it blank).
+    A blank cell says nothing: a required field with no column, or a blank cell in its column,
+    rejects nothing here. A plan keeps the listing's own value, and only a row that would be
+    created needs the field (the plan says so, row by row). Areas in a sheet that names no unit
+    (a pulled file: List never returns AreaUnit) are read as they are, in each listing's own
+    unit; an area that would need converting into an unknown unit is not used, with a warning.
 
-    Raises :class:`SheetError` when the sheet cannot be read as listings at all: areas with no
-    unit anywhere, two headers for one field, an unknown field in ``mapping`` or ``defaults``,
+    Raises :class:`SheetError` when the sheet cannot be read as listings at all: two headers for
+    one field, an unknown field in ``mapping`` or ``defaults``,
     or a unitless lot column without ``lot_unit``; and when the file cannot be read (empty,
     truncated, an ``.xls`` or ``.ods`` file, text in another encoding, a runaway quoted cell),
     naming the file and what to do.
@@ -138,6 +141,10 @@ def read_sheet(
     with progress_bar(4, f"Reading {label}", progress=shown, unit="step") as bar:
         bar.set_postfix_str("reading the cells")
         name, table = read_table(source, sheet_name, encoding, engine)
+        if sheet_name is None and not _maps_key(table, mapping, extensions, key_column):
+            name, table = _listings_sheet(
+                source, encoding, engine, mapping, extensions, key_column, name, table
+            )
         set_total(bar, 4 + len(table.columns))
         bar.update()
         sheet = _read_table(
@@ -145,6 +152,44 @@ def read_sheet(
             extensions, decimal_baths, lot_factor, key_column, bar,
         )  # fmt: skip
     return sheet
+
+
+def _maps_key(
+    table: Table, mapping: Mapping[str, str] | None, extensions: bool, key_column: str
+) -> bool:
+    """Whether a header of ``table`` feeds the key field."""
+    matches = match_headers(table.headers, mapping, extensions=extensions)
+    return any(SOURCES[m.source].field == key_column for m in matches if m.source is not None)
+
+
+def _listings_sheet(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    encoding: str | None,
+    engine: Engine,
+    mapping: Mapping[str, str] | None,
+    extensions: bool,
+    key_column: str,
+    name: str,
+    first: Table,
+) -> tuple[str, Table]:
+    """The first worksheet that has a column for the key, when the first has none (a notes or
+    cover sheet placed before the listings); else the first, as it was. Only a workbook has
+    other sheets to look at; the sheet read is named in a note."""
+    if isinstance(source, pd.DataFrame) or kind_of(Path(source)) not in ("xlsx", "xls", "ods"):
+        return name, first
+    position = 1
+    while True:
+        try:
+            other_name, other = read_table(source, position, encoding, engine)
+        except SheetNotFoundError:
+            return name, first
+        if _maps_key(other, mapping, extensions, key_column):
+            note = Note(
+                f"the first worksheet has no {key_column} column: read worksheet "
+                f"{position + 1} instead (pass sheet_name= to choose one)",
+            )
+            return other_name, replace(other, notes=[note, *other.notes])
+        position += 1
 
 
 def _read_table(
@@ -187,7 +232,7 @@ def _read_table(
             severity="warning",
             message="is a header of the mapping that the sheet does not have",
         )
-    absent = _missing_required(matches, {**typed_defaults, **typed_overrides}, table.headers)
+    absent = _missing_required(matches, {**typed_defaults, **typed_overrides})
     for missing in absent:
         issues.add(
             [-1],
@@ -225,7 +270,7 @@ def _read_table(
         matches, columns, inputs, fields, issues
     )
     headers = field_headers(matches)
-    validate(fields, issues, headers, key_column, rows, absent)
+    validate(fields, issues, headers, key_column, rows)
     sheet = assemble(name, rows, fields, issues, matches, key_column)
     sheet.overrides = dict(typed_overrides)
     bar.update()
@@ -313,14 +358,13 @@ def _report_cells(
             inputs.mark_bad(match.field, mask)
 
 
-def _missing_required(
-    matches: Sequence[HeaderMatch], defaults: Mapping[str, Any], headers: Sequence[str]
-) -> list[str]:
+def _missing_required(matches: Sequence[HeaderMatch], defaults: Mapping[str, Any]) -> list[str]:
     """The required fields no header and no default gives.
 
     Such a sheet still reads: the listings it updates keep their own value of those fields, and
-    only the rows that would be created need them (a plan says so, row by row). The exception is
-    a sheet with areas but no unit anywhere: its numbers cannot be read, and it is refused.
+    only the rows that would be created need them (a plan says so, row by row). Areas without a
+    unit anywhere are read too: they are in each listing's own unit (a plan takes it from the
+    listing, and holds back an update whose unit nobody knows).
     """
     sources = {m.source for m in matches if m.source is not None}
     produced = {SOURCES[s].field for s in sources}
@@ -331,15 +375,6 @@ def _missing_required(
         if any(s in sources for s in ALSO_PRODUCES.get(name, ())):
             continue
         missing.append(name)
-    areas = sorted(s for s in sources if SOURCES[s].field in ("BuildingArea", "LotArea"))
-    if "AreaUnit" in missing and any(s != "LotSize" for s in areas):
-        seen = ", ".join(repr(h) for h in headers) or "none"
-        raise SheetError(
-            "the sheet gives areas but no AreaUnit: no header maps to it and no default is "
-            "given (pass mapping= or defaults={'AreaUnit': 'Square Feet'}). "
-            f"Headers seen: {seen}",
-            column="AreaUnit",
-        )
     return missing
 
 

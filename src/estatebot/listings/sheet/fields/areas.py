@@ -81,9 +81,11 @@ def building_area(
     for source, factor in candidates:
         value = floats(inputs.get(source), n)
         fill = np.isnan(out) & ~np.isnan(value)
-        # Rows without an AreaUnit get their own "required" error: no second message here.
-        bad |= fill & np.isnan(target)
-        out = np.where(fill, _convert(value, factor, target), out)
+        converted = _convert(value, factor, target)
+        _unconvertible(
+            inputs, issues, source, "BuildingArea", fill & np.isnan(converted) & ~np.isnan(factor)
+        )
+        out = np.where(fill, converted, out)
     return pd.Series(pd.array(out, dtype="Float64")), bad
 
 
@@ -91,12 +93,38 @@ def _convert(
     value: np.ndarray[Any, np.dtype[np.float64]],
     source_sqft: np.ndarray[Any, np.dtype[np.float64]],
     target_sqft: np.ndarray[Any, np.dtype[np.float64]],
+    *,
+    own_unit: bool = True,
 ) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """Areas from one unit into another (both given as square feet per unit)."""
+    """Areas from one unit into another (both given as square feet per unit).
+
+    Where neither unit is known and the source is in the listing's own unit (``own_unit``:
+    ``BuildingArea``, ``LotArea``, a living area without a unit of its own), the area is kept as
+    it is: a pulled file has no AreaUnit, and its areas are in the unit the listing has on the
+    service. Only an area that must be converted into an unknown unit cannot be read (NaN).
+    """
     with np.errstate(invalid="ignore"):
-        same = source_sqft == target_sqft
+        same = (source_sqft == target_sqft) | (
+            own_unit & np.isnan(source_sqft) & np.isnan(target_sqft)
+        )
         converted = np.round(value * source_sqft / target_sqft, 2)
     return np.where(same, value, converted)
+
+
+def _unconvertible(
+    inputs: Inputs, issues: Issues, source: str, field: str, rows: BoolArray
+) -> None:
+    """Warn of areas that name a unit of their own while their row names none to convert into."""
+    issues.add_cells(
+        inputs,
+        source,
+        rows,
+        field=field,
+        message="is not used: its unit is known but the listing's is not, so it cannot be "
+        "converted (add an AreaUnit column, or pass defaults={'AreaUnit': ...} / "
+        "--default AreaUnit=...)",
+        severity="warning",
+    )
 
 
 def lot_area(
@@ -142,9 +170,11 @@ def lot_area(
                 message="has no unit: fill LotSizeUnits or pass lot_unit=",
             )
             bad |= wrong | missing
-        # Rows without an AreaUnit get their own "required" error: no second message here.
-        bad |= fill & np.isnan(target)
-        out = np.where(fill, _convert(value, factor, target), out)
+        converted = _convert(value, factor, target, own_unit=source != "LotSizeArea")
+        _unconvertible(
+            inputs, issues, source, "LotArea", fill & np.isnan(converted) & ~np.isnan(factor)
+        )
+        out = np.where(fill, converted, out)
     return pd.Series(pd.array(out, dtype="Float64")), bad
 
 

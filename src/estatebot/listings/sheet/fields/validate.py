@@ -5,7 +5,7 @@ required fields present; every bad cell becomes a row issue.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any
 
@@ -16,7 +16,6 @@ from estatebot.listings.schema import (
     FLOAT_COLUMNS,
     INT_COLUMNS,
     REQUIRED_COLUMNS,
-    UNLISTED_COLUMNS,
 )
 from estatebot.listings.sheet.fields import mls_values as rules
 from estatebot.listings.sheet.fields.cell_types import (
@@ -76,14 +75,12 @@ def validate(
     headers: Mapping[str, str | None],
     key: str,
     rows: IntArray,
-    absent: Collection[str] = (),
 ) -> None:
     """Check required fields, ranges and Description length; reject duplicate keys.
 
-    A blank required cell rejects its row: the export has a column for the field and left it
-    empty. Not so for a required field in ``absent`` (no column and no default gives it) nor for
-    one the service never returns (``AreaUnit``, blank in every pulled file): a plan keeps the
-    listing's own value there, and only a row to be created needs it.
+    A blank required cell rejects nothing: it says nothing of the listing, which keeps its own
+    value; only a row to be created needs the field, and a plan judges that row by row. A cleared
+    required cell is an error: the field cannot be emptied.
     """
     values = fields.values
     n = len(fields.unpublished)
@@ -93,7 +90,6 @@ def validate(
         return headers.get(field) or field
 
     for name in REQUIRED_COLUMNS:
-        empty = values[name].isna().to_numpy(dtype=bool) & published
         cleared = fields.cleared.get(name, np.zeros(n, dtype=bool)) & published
         issues.add(
             cleared,
@@ -101,12 +97,6 @@ def validate(
             field=name,
             values="#CLEAR",
             message="cannot be cleared: the field is required",
-        )
-        if name in absent or name in UNLISTED_COLUMNS:
-            continue
-        missing = empty & ~cleared & ~fields.bad.get(name, np.zeros(n, dtype=bool))
-        issues.add(
-            missing, column=where(name), field=name, values=None, message="is required but empty"
         )
 
     def out_of_range(name: str, low: float | None, high: float | None, message: str) -> None:

@@ -227,33 +227,40 @@ def _check_header(
     plan: str | None,
     service: str | None,
 ) -> None:
+    # A journal speaks for one run: its record of what is done says nothing of another target,
+    # and trusting it would skip work that was never done. Each message names the file, when it
+    # was written and for what, and how to give this run a journal of its own.
+    written = f"the journal {path} (written {header.created})"
+    own = (
+        "; each run needs a journal of its own: pass a new journal= path (one folder per run "
+        "keeps a run's journal and backup together)"
+    )
     if service is not None and header.service is not None and header.service != service:
         raise PlanError(
-            f"the journal {path.name} was written for the service at {header.service}, not "
-            f"{service}: its record says nothing of this service; use a new journal file",
+            f"{written} was written for the service at {header.service}, not {service}: it "
+            f"cannot resume this apply{own}",
             column="service",
             value=header.service,
         )
     if header.serial != serial:
         raise PlanError(
-            f"the journal {path.name} belongs to chatbot {header.serial}, not {serial}: "
-            "use a new journal file for this chatbot",
+            f"{written} belongs to chatbot {header.serial}, not {serial}: it cannot resume "
+            f"this apply{own}",
             column="serial",
             value=header.serial,
         )
     if header.fingerprint != fingerprint:
         raise PlanError(
-            f"the journal {path.name} belongs to another plan (fingerprint "
-            f"{header.fingerprint[:12]}…, this plan {fingerprint[:12]}…): resume with the plan it "
-            "was written for, or use a new journal file",
+            f"{written} belongs to another plan (fingerprint {header.fingerprint[:12]}…, this "
+            f"plan {fingerprint[:12]}…): resume with the plan it was written for{own}",
             column="fingerprint",
             value=header.fingerprint,
         )
     if plan is not None and header.plan is not None and header.plan != plan:
         raise PlanError(
-            f"the journal {path.name} belongs to another plan made from the same listings "
-            f"(plan {header.plan[:12]}…, this plan {plan[:12]}…): resume with the plan it was "
-            "written for, or use a new journal file",
+            f"{written} belongs to another plan made from the same listings (plan "
+            f"{header.plan[:12]}…, this plan {plan[:12]}…): resume with the plan it was written "
+            f"for{own}",
             column="plan",
             value=header.plan,
         )

@@ -47,6 +47,7 @@ import pandas as pd
 from estatebot._progress import finish_bar, progress_bar
 from estatebot.listings import schema
 from estatebot.listings.remote.pull import pull_result
+from estatebot.listings.remote.sent_record import SentValues, open_sent_values, service_address
 from estatebot.listings.sync.apply.apply_options import ApplyOptions, resolve_options
 from estatebot.listings.sync.apply.backup import (
     default_backup_path,
@@ -60,13 +61,7 @@ from estatebot.listings.sync.apply.recheck import Recheck, still_there, window_r
 from estatebot.listings.sync.apply.restore import body_of, rebuild_problems
 from estatebot.listings.sync.apply.send_tasks import Task, plan_hash, tasks_from_plan
 from estatebot.listings.sync.apply.sender import Guards, Runner, not_sent
-from estatebot.listings.sync.apply.sent_values import (
-    SentValues,
-    open_sent_values,
-    remember_done,
-    service_address,
-    with_sent_values,
-)
+from estatebot.listings.sync.apply.sent_values import remember_done, with_sent_values
 from estatebot.listings.sync.apply.stale_check import (
     SHOWN_STALE,
     Checked,
@@ -135,7 +130,7 @@ def apply_plan(
 
     The values sent for the fields List never returns (``AreaUnit``, ``Location``) are recorded
     per listing in ``sent_values`` (a SQLite file; None: the default place of
-    :mod:`~estatebot.listings.sync.apply.sent_values`; False: no record), and an update whose sheet
+    :mod:`~estatebot.listings.remote.sent_record`; False: no record), and an update whose sheet
     does not give them sends the values last sent instead of wiping them.
 
     Edits made on the service while the apply runs are not overwritten: once ``recheck_after``
@@ -228,7 +223,9 @@ def _pull_remote(run: _Run) -> None:
     """1. The listings as they are now, pulled once before any write (not for an empty plan)."""
     run.checked_at = time.monotonic()
     if run.tasks:
-        run.remote = Remote.of(pull_result(run.client, run.serial, progress=False))
+        run.remote = Remote.of(
+            pull_result(run.client, run.serial, progress=False, sent_values=run.options.sent_values)
+        )
 
 
 def _settle_journaled(run: _Run) -> list[Task]:
@@ -249,6 +246,7 @@ def _settle_journaled(run: _Run) -> list[Task]:
     for task in run.tasks:
         if task.op in done:
             run.outcomes[task.op] = _skipped(task, records[task.op])
+            _remember_shown(run, task, records[task.op].id)
     if run.redo:
         run.notes.append(
             f"{len(run.redo)} operations the journal calls done are not to be seen on the "
@@ -311,6 +309,14 @@ def _record_found_applied(run: _Run, checked: Checked) -> None:
             message=message,
             attempts=(earlier.attempts or None) if earlier is not None else None,
         )
+        _remember_shown(run, task, found_id)
+
+
+def _remember_shown(run: _Run, task: Task, listing_id: int | None) -> None:
+    """Record the body of an operation the service shows done, though this run did not send it:
+    an interrupted run may have died before recording what the service accepted."""
+    if run.sent is not None and task.body is not None:
+        run.sent.remember(task.body, listing_id=listing_id)
 
 
 def _to_send(run: _Run, checked: Checked) -> list[Task]:

@@ -17,6 +17,7 @@ from estatebot.listings import schema
 from estatebot.listings.remote.parsers import parse_numbers
 from estatebot.listings.remote.pull import pull_result
 from estatebot.listings.remote.records import WIRE_NAMES
+from estatebot.listings.remote.sent_record import SentValues, open_sent_values, service_address
 from estatebot.listings.sync.apply.apply_options import ApplyOptions, resolve_options
 from estatebot.listings.sync.apply.backup import (
     read_backup,
@@ -24,12 +25,7 @@ from estatebot.listings.sync.apply.backup import (
 )
 from estatebot.listings.sync.apply.send_tasks import Task
 from estatebot.listings.sync.apply.sender import Runner
-from estatebot.listings.sync.apply.sent_values import (
-    SentValues,
-    open_sent_values,
-    remember_done,
-    service_address,
-)
+from estatebot.listings.sync.apply.sent_values import remember_done
 from estatebot.listings.sync.apply.stale_check import Remote, shows_body
 from estatebot.listings.sync.report.apply_report import (
     FAILED,
@@ -45,8 +41,12 @@ from estatebot.listings.sync.values.tidy import clean_value
 if TYPE_CHECKING:
     from estatebot.api.client import Client
 
-#: What a restore sends for a required field the service never returns (see ROUND_TRIP_FIELDS).
-RESTORE_DEFAULTS: dict[str, str] = {"AreaUnit": "Square Feet"}
+#: Why a listing whose unit nobody knows is not put back (a restore never guesses one).
+UNKNOWN_UNIT = (
+    "not sent: its AreaUnit is unknown (the service never shows it, and neither the backup nor "
+    "the record of values sent has it); a restore never guesses a unit: give it with "
+    "defaults={'AreaUnit': 'Square Feet'} (or 'Square Meters')"
+)
 
 
 # --------------------------------------------------------------------------- restore
@@ -82,7 +82,7 @@ def body_of(
     A field the row lacks is taken from ``raw``, the listing's List record as the service sent
     it, where that holds it (a value the typed frame could not keep, such as 1.5 parking spots),
     else from ``sent``, the values last sent to it for the fields List never returns (see
-    :mod:`~estatebot.listings.sync.apply.sent_values`).
+    :mod:`~estatebot.listings.remote.sent_record`).
     """
     body: dict[str, Any] = {}
     filled: list[str] = []
@@ -98,9 +98,6 @@ def body_of(
             value = _from_record(name, raw)
         if value is None and sent is not None and sent.get(name) not in (None, ""):
             value = sent[name]
-        if value is None and name in RESTORE_DEFAULTS:
-            value = RESTORE_DEFAULTS[name]
-            filled.append(f"{name} (not returned by the service) sent as {value!r}")
         if value is not None:
             body[name] = value
     return body, filled
@@ -109,8 +106,13 @@ def body_of(
 def rebuild_problems(
     row: Mapping[str, Any], raw: Mapping[str, Any] | None, serial: str
 ) -> list[str]:
-    """Why a backed-up listing could not be created again from its backup (empty: it could)."""
+    """Why a backed-up listing could not be created again from its backup (empty: it could).
+
+    A unit the backup lacks is not held against it: List never shows one, and a restore asks
+    for it then (a delete is not refused for what no pull can know).
+    """
     body, _ = body_of(row, raw)
+    body.setdefault("AreaUnit", "Square Feet")  # a stand-in for the check only, never sent
     try:
         ListingInput.model_validate({**body, "SerialNumber": serial})
     except ValidationError as error:
@@ -126,8 +128,13 @@ def _restore_item(
     remote: Remote,
     raw: Mapping[str, Any] | None = None,
     sent: Mapping[str, Any] | None = None,
+    fallback: Mapping[str, str] | None = None,
 ) -> Task | OpOutcome:
-    """What restoring one backed-up listing takes: a create, an update, or nothing."""
+    """What restoring one backed-up listing takes: a create, an update, or nothing.
+
+    The body is the backed-up listing, with what it lacks of the fields List never returns
+    taken from the values last sent, the listing as it is now, then ``fallback``.
+    """
     body, filled = body_of(row, raw, sent)
     note = "; ".join(filled)
     for kind, key in ((KeyType.MLS_NUMBER.value, mls), (KeyType.URL.value, url)):
@@ -135,17 +142,33 @@ def _restore_item(
         if not found or key is None:
             continue
         ident = remote.id_at(found[0])
+        # The listing as it is now may know them (a unit in List's Area text, or the record).
+        now = remote.row(found[0])
+        for name in schema.UNLISTED_COLUMNS:
+            if name not in body and clean_value(name, now.get(name)) is not None:
+                body[name] = clean_value(name, now.get(name))
+        _fill_defaults(body, fallback)
+        if "AreaUnit" not in body:
+            return OpOutcome("update", key, number, ident, FAILED, message=UNKNOWN_UNIT)
         if shows_body(body, remote.row(found[0])):
             message = "already holds the backed-up values"
             return OpOutcome("update", key, number, ident, UNCHANGED, message=message)
         update = {**body, "Key": key, "KeyType": kind}
         return Task("update", key, kind, number, ident, update, None, note)
+    _fill_defaults(body, fallback)
+    if "AreaUnit" not in body:
+        return OpOutcome("create", mls or url, number, None, FAILED, message=UNKNOWN_UNIT)
     if mls:
         return Task("create", mls, KeyType.MLS_NUMBER.value, number, None, body, None, note)
     if url:
         return Task("create", url, KeyType.URL.value, number, None, body, None, note)
     message = "the backed-up listing has neither an MLSNumber nor a Url"
     return OpOutcome("create", None, number, None, FAILED, message=message)
+
+
+def _fill_defaults(body: dict[str, Any], fallback: Mapping[str, str] | None) -> None:
+    for name, value in (fallback or {}).items():
+        body.setdefault(name, value)
 
 
 def restore(
@@ -157,6 +180,7 @@ def restore(
     progress: bool | None = None,
     sent_values: str | Path | bool | None = None,
     options: ApplyOptions | None = None,
+    defaults: Mapping[str, str] | None = None,
 ) -> ApplyReport:
     """Put the listings of a backup (written by ``apply_plan``) back on the chatbot.
 
@@ -164,8 +188,10 @@ def restore(
     else Url) is updated to its backed-up values, one that does not is created. Listings that
     already hold those values are reported ``unchanged`` and not sent. Fields the service never
     returns (``AreaUnit``, ``Location``) cannot be in a backup: they are sent as last sent by
-    estatebot (the record of :mod:`~estatebot.listings.sync.apply.sent_values`, at ``sent_values``;
-    False keeps none), else ``AreaUnit`` is sent as ``"Square Feet"`` and the row's message says so.
+    estatebot (the record of :mod:`~estatebot.listings.remote.sent_record`, at ``sent_values``;
+    False keeps none), else the unit the listing shows now, else ``defaults`` (``{"AreaUnit":
+    "Square Feet"}``; only ``AreaUnit`` and ``Location`` are taken); a listing whose unit is
+    still unknown is not sent and its row fails, saying so (a restore never guesses a unit).
 
     The options may instead come as one
     :class:`~estatebot.listings.sync.apply.apply_options.ApplyOptions` (``options=``), of which a
@@ -175,13 +201,30 @@ def restore(
     chosen = resolve_options(
         options, concurrency=concurrency, progress=progress, sent_values=sent_values
     )
+    fallback = check_restore_defaults(defaults)
     service = service_address(client)
     record = open_sent_values(chosen.sent_values, service=service, serial=serial)
     try:
-        return _restore(backup, client, serial, chosen, record)
+        return _restore(backup, client, serial, chosen, record, fallback)
     finally:
         if record is not None:
             record.close()
+
+
+def check_restore_defaults(defaults: Mapping[str, str] | None) -> dict[str, str]:
+    """The defaults a restore takes: values of the fields List never returns, checked."""
+    given = dict(defaults or {})
+    other = sorted(set(given) - set(schema.UNLISTED_COLUMNS))
+    if other:
+        raise ValueError(
+            f"restore takes defaults of {', '.join(schema.UNLISTED_COLUMNS)} only (the fields "
+            f"the service never shows); got {', '.join(other)}"
+        )
+    unit = given.get("AreaUnit")
+    if unit is not None and unit not in schema.ENUM_VALUES["AreaUnit"]:
+        allowed = " or ".join(repr(u) for u in schema.ENUM_VALUES["AreaUnit"])
+        raise ValueError(f"AreaUnit must be {allowed}, got {unit!r}")
+    return given
 
 
 def _restore(
@@ -190,10 +233,11 @@ def _restore(
     serial: str,
     options: ApplyOptions,
     record: SentValues | None,
+    fallback: Mapping[str, str],
 ) -> ApplyReport:
     frame = read_backup(backup).reset_index(drop=True)
     raws = read_backup_raw(backup)
-    remote = Remote.of(pull_result(client, serial, progress=False))
+    remote = Remote.of(pull_result(client, serial, progress=False, sent_values=options.sent_values))
     tasks: list[Task] = []
     settled: list[OpOutcome] = []  # rows decided without a request
     seen: set[str] = set()
@@ -203,7 +247,7 @@ def _restore(
         row = {column: frame[column].iat[position] for column in schema.COLUMNS}
         mls, url = mls_keys[position], url_keys[position]
         sent = _recalled(record, mls, url)
-        item = _restore_item(position + 1, row, mls, url, remote, raws[position], sent)
+        item = _restore_item(position + 1, row, mls, url, remote, raws[position], sent, fallback)
         if isinstance(item, Task) and item.key in seen:
             message = f"{item.key_type} {item.key} is in the backup more than once"
             item = OpOutcome(item.action, item.key, item.row, item.id, FAILED, message=message)

@@ -33,10 +33,11 @@ __all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "PlanArtifact"]
 
 
 PLAN_FORMAT = "estatebot-sync-plan"
-#: Version 3: sealed (a digest over every operation, and one over the whole plan), with held-back
+#: Version 4: sealed (a digest over every operation, and one over the whole plan), with held-back
 #: values; listing hashes and fingerprints of
-#: :data:`estatebot.listings.sync.values.hashing.HASH_VERSION` 2.
-PLAN_FORMAT_VERSION = 3
+#: :data:`estatebot.listings.sync.values.hashing.HASH_VERSION` 3 (without the fields List never
+#: returns).
+PLAN_FORMAT_VERSION = 4
 
 
 # --------------------------------------------------------------------------- the plan
@@ -161,7 +162,8 @@ class PlanArtifact:
                 for r in self.invalid
             ],
             "held_back": [
-                [h.row, h.key, h.id, h.field, h.column, h.value, h.message] for h in self.held_back
+                [h.row, h.key, h.id, h.field, h.column, h.value, h.message, h.whole]
+                for h in self.held_back
             ],
         }
 

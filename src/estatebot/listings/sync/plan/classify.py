@@ -34,17 +34,21 @@ from estatebot.listings.sync.plan.pairing import (
     pick_where,
     present_key,
     refs,
+    take_rows,
 )
-from estatebot.listings.sync.values.compare import match_keys
+from estatebot.listings.sync.plan.update_base import complete_bases
+from estatebot.listings.sync.values.compare import blank_mask, match_keys
 from estatebot.listings.sync.values.hashing import frame_hashes
 from estatebot.listings.sync.values.payloads import (
     FIELDS,
     Columns,
+    Outcome,
     build_bodies,
     empty_like,
     json_columns,
     json_rows,
 )
+from estatebot.listings.sync.values.tidy import as_floats
 
 _REQUIRED: frozenset[str] = frozenset(schema.REQUIRED_COLUMNS)
 
@@ -85,14 +89,20 @@ def plan_matched(
     remote_at = ctx.remote_of[matched]
     differs = field_differences(ctx, matched, remote_at, tolerance_of)
     if not accept_flagged:
-        _hold_back(plan, ctx, matched, remote_at, differs)
-    # Unlisted fields (AreaUnit, Location) always look empty remotely: never a reason to update.
+        stale = _stale_unit_prices(ctx, matched, remote_at, differs)
+        _hold_back(plan, ctx, matched, remote_at, differs, {_UNIT_PRICE: stale})
     counted = [
         j
         for j, name in enumerate(FIELDS)
         if (compare_dom or name != "DaysOnMarket") and name not in schema.UNLISTED_COLUMNS
     ]
     changed: Mask = np.asarray(differs[:, counted].any(axis=1), dtype=bool)
+    # The fields List never returns (AreaUnit, Location) are compared only where the pull knows
+    # them (from the record of values sent, or a unit in List's Area text): where it does not,
+    # a sheet's value says nothing of a difference, though an update carries it.
+    for name in schema.UNLISTED_COLUMNS:
+        known = ~blank_mask(take_rows(ctx.remote, remote_at)[name])
+        changed |= differs[:, FIELDS.index(name)] & known
     cleared_m = {name: mask[matched] for name, mask in ctx.parts.cleared.items()}
     for name, mask in cleared_m.items():
         if name in _REQUIRED:
@@ -139,11 +149,20 @@ def plan_matched(
     # another case, or give it a new one: see Pairing.match).
     keys = [present_key(k) for k in pick(ctx.remote_keys, remote_at[to_update])]
     data["Key"], data["KeyType"] = keys, [ctx.key_type.value] * m
+    differs_u = differs[to_update]
+    stated = {name: differs_u[:, j].tolist() for j, name in enumerate(FIELDS)}
+    withheld = complete_bases(data, [b["ID"] for b in befores], stated, ctx.unreadable)
     bodies = build_bodies(data, cleared_u, m, update=True)
     rows = pick(ctx.parts.rows, sheet_at)
     unknown = _unknown_fields(ctx, sheet_at, cleared_u, bodies)
     for n, (body, reasons) in enumerate(bodies):
         before, k, row = befores[n], keys[n], rows[n]
+        if n in withheld:
+            plan.held_back.extend(
+                HeldBack(row, k, before["ID"], held.field, None, held.value, held.message, True)
+                for held in withheld[n]
+            )
+            continue
         if body is None:
             plan.invalid.append(InvalidRow(row, k, before["ID"], tuple(reasons)))
             continue
@@ -210,13 +229,52 @@ def _key_change(before: dict[str, str], after: dict[str, str]) -> Change:
     )
 
 
+_UNIT_PRICE = "UnitAreaPrice"
+# What a unit price is computed from: a change of one of them carries the computed unit price.
+_UNIT_PRICE_SOURCES = ("SalePrice", "RentPrice", "BuildingArea")
+
+
+def _stale_unit_prices(
+    ctx: Pairing, matched: Positions, remote_at: Positions, differs: Mask
+) -> Mask:
+    """Flagged unit prices whose cell still holds the listing's own value.
+
+    The reader warns when a sheet's unit price disagrees with price ÷ area and uses the computed
+    one. Where the cell still holds what the listing has (a pulled file whose price or area was
+    edited), the disagreement is the edit's, not a statement about the unit price: the computed
+    value is derived, planned only with the change of price or area, and not held back.
+    """
+    stale = np.zeros(len(matched), dtype=bool)
+    mask = ctx.parts.flagged.get(_UNIT_PRICE)
+    if mask is None:
+        return stale
+    own = as_floats(take_rows(ctx.remote, remote_at)[_UNIT_PRICE])
+    for i in np.flatnonzero(mask[matched]).tolist():
+        _, given, _ = ctx.parts.flags[(int(matched[i]), _UNIT_PRICE)]
+        try:
+            value = float(str(given).replace(",", ""))
+        except ValueError:
+            continue
+        stale[i] = not np.isnan(own[i]) and abs(value - own[i]) < 0.005
+    j = FIELDS.index(_UNIT_PRICE)
+    sources = [FIELDS.index(name) for name in _UNIT_PRICE_SOURCES]
+    differs[stale, j] &= differs[stale][:, sources].any(axis=1)
+    return stale
+
+
 def _hold_back(
-    plan: PlanArtifact, ctx: Pairing, matched: Positions, remote_at: Positions, differs: Mask
+    plan: PlanArtifact,
+    ctx: Pairing,
+    matched: Positions,
+    remote_at: Positions,
+    differs: Mask,
+    exempt: Mapping[str, Mask],
 ) -> None:
-    """Unmark the changes the reader warned about, and list them as held back."""
+    """Unmark the changes the reader warned about, and list them as held back (but ``exempt``)."""
     for name, mask in ctx.parts.flagged.items():
         j = FIELDS.index(name)
-        held = np.flatnonzero(mask[matched] & differs[:, j])
+        flagged = mask[matched] & ~exempt[name] if name in exempt else mask[matched]
+        held = np.flatnonzero(flagged & differs[:, j])
         differs[held, j] = False
         for i in held.tolist():
             position = int(matched[i])
@@ -259,7 +317,7 @@ def plan_new(
             for i in np.flatnonzero(mask[new_rows]).tolist():
                 data[name][i] = empty_like(name)
                 _note_held(plan, ctx, int(new_rows[i]), name, None)
-    bodies = build_bodies(data, cleared_n, len(new_rows), update=False)
+    bodies = _priced(data, build_bodies(data, cleared_n, len(new_rows), update=False))
     action: Action = "create" if create_missing else "skipped_create"
     keys = [present_key(k) for k in pick(ctx.sheet_keys, new_rows)]
     rows = pick(ctx.parts.rows, new_rows)
@@ -271,6 +329,30 @@ def plan_new(
             action, k, ctx.key_type.value, row, None, body, None, None, (), "new listing"
         )
         (plan.creates if create_missing else plan.skipped_create).append(op)
+
+
+def _priced(data: Columns, bodies: list[Outcome]) -> list[Outcome]:
+    """The bodies of new listings, less those with no price for their sale type.
+
+    The contract makes no price required, but a listing for sale without a sale price (or for
+    rent without a rent) is a sheet that lost its price column: it is invalid, with that reason.
+    """
+    out: list[Outcome] = []
+    for i, (body, reasons) in enumerate(bodies):
+        price = _PRICE_OF.get(data["SaleType"][i])
+        if price is not None and data[price][i] is None:
+            reasons = [
+                *reasons,
+                f"{price}: a new listing {_SOLD_AS[price]} needs a price, and the sheet gives "
+                f"none (fill the cell, or add a {price} column or defaults=)",
+            ]
+            body = None
+        out.append((body, reasons))
+    return out
+
+
+_PRICE_OF = {"for_sale": "SalePrice", "for_rent": "RentPrice"}
+_SOLD_AS = {"SalePrice": "for sale", "RentPrice": "for rent"}
 
 
 def plan_remote_only(plan: PlanArtifact, ctx: Pairing, delete_missing: bool) -> None:

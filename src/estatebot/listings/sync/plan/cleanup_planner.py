@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from estatebot.api.models import KeyType
+from estatebot.api.models import KeyType, ListingStatus
 from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.sync.plan.artifact import PlanArtifact
@@ -42,18 +42,20 @@ def plan_cleanup(
 ) -> PlanArtifact:
     """Plan the deletion of stale listings: a plan of deletes only, with the same guards.
 
-    A listing is selected when its ``Status`` is one of ``status`` **or** (when given) its
-    ``DaysOnMarket`` is at least ``min_days_on_market``; the selection is then narrowed (**and**)
-    by ``where(frame)``, a boolean Series over a clean copy of ``remote`` (NA counts as False).
-    With no status and no minimum, ``where`` alone selects. Deletes are keyed by ``key``
+    A listing is selected when its ``Status`` is one of ``status`` (the service's statuses,
+    Active, PreOnMarket and Sold, in any case) **or** (when given) its ``DaysOnMarket`` is at
+    least ``min_days_on_market``; the selection is then narrowed (**and**) by ``where(frame)``,
+    a boolean Series over a clean copy of ``remote`` (NA counts as False). With no status and
+    no minimum, ``where`` alone selects. Deletes are keyed by ``key``
     (``NewOaks`` by default: every pulled listing has an ID). Other listings are ``kept``.
 
     The plan names its rule in words, in its title and first note: "Sold, or on the market 180
     days or more"; ``where_label`` says what ``where`` selects ("gone from this week's export"),
     else it is named "chosen by the where= filter". The plan keeps every listing's days on market,
     for :meth:`~estatebot.listings.sync.plan.artifact.PlanArtifact.plot`.
-    Raises PlanError when no criterion is given, ``where`` does not return a boolean Series
-    aligned with the frame, or the deletes pass ``max_delete_fraction`` unconfirmed.
+    Raises PlanError when no criterion is given, a status is not one of the service's (a typo
+    would select nothing, silently), ``where`` does not return a boolean Series aligned with
+    the frame, or the deletes pass ``max_delete_fraction`` unconfirmed.
     """
     with collector_paused():
         return _plan_cleanup(
@@ -82,7 +84,7 @@ def _plan_cleanup(
     key_type = parse_key_type(key)
     key_column = schema.KEY_COLUMNS[key_type.value]
     fraction = check_fraction(max_delete_fraction)
-    statuses = (status,) if isinstance(status, str) else tuple(status or ())
+    statuses = _listing_statuses((status,) if isinstance(status, str) else tuple(status or ()))
     if not statuses and min_days_on_market is None and where is None:
         raise PlanError("plan_cleanup needs a status, a min_days_on_market or a where filter")
     clean = clean_frame(remote).reset_index(drop=True)
@@ -91,7 +93,7 @@ def _plan_cleanup(
     remote_positions(match_keys(keys), ids, key_column, shown=keys)
 
     selected = np.zeros(len(clean), dtype=bool)
-    wanted = [s.strip() for s in statuses]
+    wanted = list(statuses)
     if wanted:
         selected |= clean["Status"].isin(wanted).fillna(False).to_numpy(dtype=bool)
     days = clean["DaysOnMarket"].to_numpy(dtype="float64", na_value=np.nan)
@@ -143,6 +145,22 @@ def _plan_cleanup(
     guard_deletes(len(plan.deletes), len(clean), fraction, force_delete_count)
     plan.fingerprint = frame_fingerprint(clean, is_clean=True)
     return plan
+
+
+def _listing_statuses(given: Sequence[str]) -> tuple[str, ...]:
+    """``given`` in the service's spelling; PlanError naming the statuses for any other."""
+    known = {name.value.lower(): name.value for name in ListingStatus}
+    out: list[str] = []
+    for value in given:
+        found = known.get(str(value).strip().lower())
+        if found is None:
+            allowed = ", ".join(name.value for name in ListingStatus)
+            raise PlanError(
+                f"status {value!r} is not a listing status; the service's statuses are "
+                f"{allowed} (any case)"
+            )
+        out.append(found)
+    return tuple(out)
 
 
 def _cleanup_reason(clean: pd.DataFrame, position: int) -> str:

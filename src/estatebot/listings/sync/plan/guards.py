@@ -1,13 +1,16 @@
-"""Checks of a plan's options, and the guards every plan passes: unique remote keys, no
-delete-missing from a sheet that cannot vouch for it, no deletes past the allowed fraction.
+"""Checks of a plan's options, and the guards every plan passes: a sheet that is a listings
+sheet (rows, and a column for the key), unique remote keys, no delete-missing from a sheet that
+cannot vouch for it, no deletes past the allowed fraction.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
+
+import pandas as pd
 
 from estatebot.api.models import KeyType
 from estatebot.errors import PlanError
@@ -53,6 +56,98 @@ def check_fraction(max_delete_fraction: float) -> float:
     if not 0 <= fraction <= 1:
         raise PlanError("max_delete_fraction must be between 0 and 1", value=max_delete_fraction)
     return fraction
+
+
+# --------------------------------------------------------------------------- the sheet
+
+#: Column names a message shows before it counts the rest.
+_SHOWN_COLUMNS = 8
+
+
+def check_listing_sheet(sheet: Any, key_type: KeyType) -> None:
+    """Raise PlanError when ``sheet`` is no listings sheet: no listing rows, or no key column.
+
+    ``sheet`` is a read sheet (a ``Sheet``: its ``mapping`` tells which header became which
+    field, its ``source`` names the file) or a plain frame, checked alike; a stand-in for a read
+    sheet without a ``mapping`` cannot say what its file held and is taken as it is. A file of
+    chat test cases, a note, a header row alone would otherwise plan as "nothing to change" or
+    as every row invalid, and a sync would look in step when it read nothing. The message names
+    the file where known and the columns found, so the person sees what was read instead. An
+    empty sheet is an error even against no listings: there is nothing to sync.
+    """
+    key_column = schema.KEY_COLUMNS[key_type.value]
+    found = _read_of(sheet, key_column)
+    if found is None:
+        return
+    if found.rows == 0:
+        if not found.headers:
+            raise PlanError(f"{found.name}: no listing rows and no columns (an empty file)")
+        raise PlanError(
+            f"{found.name}: no listing rows ({found.empty_why}; its columns are "
+            f"{_shown(found.headers)})"
+        )
+    # A key the reader filled in some other way (a default, a value derived) still keys rows.
+    frame = found.frame
+    keyed = key_column in frame.columns and bool(frame[key_column].notna().any())
+    if not (found.mapped or keyed):
+        label = key_column if key_column == key_type.value else f"{key_column} (the {key_type} key)"
+        raise PlanError(
+            f"{found.name}: no column maps to {label}; its columns are {_shown(found.headers)}. "
+            f"A listings sheet has one: {found.fix} or plan by another key"
+        )
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What a sheet holds, as far as :func:`check_listing_sheet` asks."""
+
+    name: str  # the file's name where known
+    frame: pd.DataFrame
+    headers: list[Any]  # the columns as found in the file (or the frame's)
+    rows: int  # the listing rows read, valid or not
+    mapped: bool  # a column maps to the key
+    empty_why: str
+    fix: str  # how to give the sheet a key column
+
+
+def _read_of(sheet: Any, key_column: str) -> _Read | None:
+    if isinstance(sheet, pd.DataFrame):
+        return _Read(
+            name="the sheet (a DataFrame)",
+            frame=sheet,
+            headers=[*sheet.columns],
+            rows=len(sheet),
+            mapped=key_column in sheet.columns,
+            empty_why="the frame is empty",
+            fix=f"name a column {key_column}",
+        )
+    frame: pd.DataFrame = sheet.frame
+    mapping = getattr(sheet, "mapping", None)
+    if not (isinstance(mapping, pd.DataFrame) and {"header", "field"} <= {*mapping.columns}):
+        return None  # a stand-in for the reader's Sheet: what its file held is not known
+    headers = [*mapping["header"]]
+    mapped = key_column in {*mapping["field"].dropna().astype(str)}
+    # The reader's count where it gives one; the rows kept, rejected and not published at least.
+    seen = len(frame) + len(sheet.invalid_rows) + len(sheet.unpublished)
+    rows = max(int(getattr(sheet, "rows_read", 0) or 0), seen)
+    return _Read(
+        name=str(getattr(sheet, "source", None) or "the sheet"),
+        frame=frame,
+        headers=headers,
+        rows=rows,
+        mapped=mapped,
+        empty_why="the header row is all there is",
+        fix=f"map a header to {key_column} (mapping=)",
+    )
+
+
+def _shown(headers: Sequence[Any]) -> str:
+    """The first column names, then a count of the rest."""
+    names = [str(h) if str(h).strip() else "(blank)" for h in headers]
+    if len(names) <= _SHOWN_COLUMNS:
+        return ", ".join(names)
+    rest = len(names) - _SHOWN_COLUMNS
+    return f"{', '.join(names[:_SHOWN_COLUMNS])} and {rest} more"
 
 
 # --------------------------------------------------------------------------- guards

@@ -52,7 +52,7 @@ class PlannedOp:
     reason: str = ""
     #: An update's fields the service never shows (``AreaUnit``, ``Location``) that the sheet
     #: does not give: their value on the service is unknown, so apply sends the value last sent
-    #: (see :mod:`~estatebot.listings.sync.apply.sent_values`) where one is recorded, else the
+    #: (see :mod:`~estatebot.listings.remote.sent_record`) where one is recorded, else the
     #: body's.
     unknown: tuple[str, ...] = ()
 
@@ -89,11 +89,14 @@ class InvalidRow:
 
 @dataclass(frozen=True)
 class HeldBack:
-    """A sheet value the reader warned about, so the plan does not write it.
+    """Something the plan does not write, and why.
 
-    The listing keeps its own value for ``field`` (a new listing is created without it), and
-    ``message`` says what the reader found in cell ``column`` of ``row``. ``accept_flagged=True``
-    plans such values like any other.
+    Mostly a sheet value the reader warned about: the listing keeps its own value for ``field``
+    (a new listing is created without it), and ``message`` says what the reader found in cell
+    ``column`` of ``row``; ``accept_flagged=True`` plans such values like any other. With
+    ``whole``, the listing's whole update is held back: it could not be sent without guessing or
+    erasing the listing's ``field`` (``value`` is what the service holds, when known; see
+    :mod:`~estatebot.listings.sync.plan.update_base`).
     """
 
     row: int | None
@@ -103,3 +106,4 @@ class HeldBack:
     column: str | None
     value: str | None
     message: str
+    whole: bool = False

@@ -4,7 +4,7 @@ and the positional helpers the planning steps share.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress, repeat
@@ -91,6 +91,8 @@ class Pairing:
     sheet_key_set: set[str] = field(default_factory=set)
     # Sheet positions paired with a listing by its other identity (MLSNumber or Url), not by key.
     by_identity: Mask = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # By listing ID, the raw text of each value the pull could not read (the service holds it).
+    unreadable: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
 
     def match(self) -> None:
         """Pair sheet rows with remote listings by key; set aside empty and duplicated keys.

@@ -61,6 +61,7 @@ from estatebot.listings.sync.plan.desired import (
 )
 from estatebot.listings.sync.plan.guards import (
     check_fraction,
+    check_listing_sheet,
     check_tolerances,
     guard_deletes,
     hold_for_incomplete_pull,
@@ -110,9 +111,11 @@ def plan_sync(
     incomplete (``attrs["incomplete"]``, set by ``pull_listings``), nothing is created or deleted:
     a listing missing from the pull would be planned as new; ``allow_incomplete=True`` overrides.
 
-    Raises PlanError for duplicate remote keys, an unknown key, bad options, or when the deletes
-    exceed ``max_delete_fraction`` of the remote listings and ``force_delete_count`` does not
-    equal their exact number (a wrong ``force_delete_count`` is refused in every case).
+    Raises PlanError when the sheet is no listings sheet (no listing rows, or no column that maps
+    to the key: the message names the file and the columns found), for duplicate remote keys,
+    an unknown key, bad options, or when the deletes exceed ``max_delete_fraction`` of the
+    remote listings and ``force_delete_count`` does not equal their exact number (a wrong
+    ``force_delete_count`` is refused in every case).
     """
     with collector_paused():
         return _plan_sync(
@@ -159,12 +162,13 @@ def _plan_sync(
         "allow_incomplete": bool(allow_incomplete),
     }
     incomplete = None if allow_incomplete else remote.attrs.get("incomplete")
+    unreadable = remote.attrs.get("unreadable") or {}
     remote_clean = clean_frame(remote).reset_index(drop=True)
     # The fingerprint reads only the remote side: hash it on another thread while the rows are
     # matched and compared (hashing releases the interpreter lock on large buffers).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-plan") as pool:
         fingerprint = pool.submit(frame_fingerprint, remote_clean, is_clean=True)
-        plan = _plan_rows(sheet, remote_clean, key_type, options)
+        plan = _plan_rows(sheet, remote_clean, key_type, options, unreadable)
         plan.fingerprint = fingerprint.result()
     if incomplete:
         hold_for_incomplete_pull(plan, incomplete)
@@ -176,8 +180,10 @@ def _plan_rows(
     remote_clean: pd.DataFrame,
     key_type: KeyType,
     options: dict[str, Any],
+    unreadable: Mapping[int, Mapping[str, str]],
 ) -> PlanArtifact:
     """The plan's operations, notes and invalid rows (everything but its fingerprint)."""
+    check_listing_sheet(sheet, key_type)  # a file that is no listings sheet plans nothing
     key_column = schema.KEY_COLUMNS[key_type.value]
     remote_keys = key_values(remote_clean[key_column], is_clean=True)
     remote_ids: list[int | None] = remote_clean["ID"].to_numpy(dtype=object, na_value=NONE).tolist()
@@ -187,7 +193,7 @@ def _plan_rows(
     sheet_keys = key_values(parts.frame[key_column])
     ctx = Pairing(
         key_type, key_column, parts, sheet_keys, remote_clean, remote_keys, remote_ids, remote_at,
-        sheet_match=match_keys(sheet_keys), remote_match=remote_match,
+        sheet_match=match_keys(sheet_keys), remote_match=remote_match, unreadable=unreadable,
     )  # fmt: skip
     ctx.match()
 

@@ -37,8 +37,14 @@ from estatebot.listings.sync.values.tidy import (
 )
 
 #: The version of the hash scheme of :func:`listing_hash` and :func:`frame_fingerprint`; hashes of
-#: different versions never compare equal.
-HASH_VERSION = 2
+#: different versions never compare equal. Version 3: the fields List never returns count as
+#: missing (see :func:`frame_hashes`).
+HASH_VERSION = 3
+
+# Hashes say what the service shows, so they leave out what it never shows: a pulled frame may
+# hold AreaUnit and Location from the record of values sent, and a listing looked up alone
+# does not; the two must hash alike.
+_UNSEEN = frozenset(schema.UNLISTED_COLUMNS)
 
 
 # --------------------------------------------------------------------------- hashes
@@ -151,8 +157,9 @@ def frame_hashes(frame: pd.DataFrame, *, is_clean: bool = False) -> list[str]:
 
     Each row is encoded as its canonical numbers (little-endian doubles, rounded to their
     column's precision, one NaN for every missing value) followed by its canonical text fields,
-    and hashed with SHA-256 (hex). Columns other than the canonical ones are ignored; a missing
-    column counts as missing. Pass ``is_clean=True`` for a frame from :func:`clean_frame`.
+    and hashed with SHA-256 (hex). Columns other than the canonical ones, and those List never
+    returns, are ignored; a missing column counts as missing. Pass ``is_clean=True`` for a frame
+    from :func:`clean_frame`.
     """
     n = len(frame)
     if n == 0:
@@ -160,7 +167,7 @@ def frame_hashes(frame: pd.DataFrame, *, is_clean: bool = False) -> list[str]:
     numbers = np.empty((n, len(NUMBER_COLUMNS)), dtype="<f8")
     fields: list[list[str]] = []
     for column in schema.COLUMNS:
-        series = frame[column] if column in frame.columns else None
+        series = frame[column] if column in frame.columns and column not in _UNSEEN else None
         if column in INT_COLUMNS or column in FLOAT_COLUMNS:
             numbers[:, NUMBER_COLUMNS.index(column)] = _canonical_numbers(series, column, n)
         elif column in TEXT_COLUMNS:
@@ -294,6 +301,8 @@ def frame_fingerprint(frame: pd.DataFrame, *, is_clean: bool = False) -> str:
     order = _listing_order(clean)
     digest = hashlib.sha256(f"estatebot listings v{HASH_VERSION}\n{n} listings\n".encode())
     for column in schema.COLUMNS:
+        if column in _UNSEEN:
+            continue
         digest.update(f"\n{column}\n".encode())
         series = clean[column]
         if column in FLOAT_COLUMNS or column in INT_COLUMNS:

@@ -28,6 +28,7 @@ __all__ = [
     "empty_like",
     "json_columns",
     "json_rows",
+    "update_accepts",
 ]
 
 #: Listing fields, in the contract's order (the canonical columns less ``ID``).
@@ -230,7 +231,10 @@ def _missing_required(
                     f"(add a {name} column or defaults=): required, but empty"
                 )
             else:
-                found.setdefault(i, []).append(f"{name}: required, but empty")
+                found.setdefault(i, []).append(
+                    f"{name}: required, but empty (a new listing needs it: fill the cell, or "
+                    f"add a {name} column or defaults=)"
+                )
     return dict(sorted(found.items()))
 
 
@@ -294,6 +298,17 @@ def _validate_column(adapter: TypeAdapter[Any], values: list[Any]) -> tuple[list
         return out, set()
     rejected = {distinct[at] for at in bad}
     return out, {i for i, key in enumerate(keys) if key in rejected}
+
+
+def update_accepts(name: str, value: Any) -> bool:
+    """Whether an Update body takes ``value`` for field ``name`` as it is (e.g. a raw List text
+    the pull could not read: ``"1001,6"`` is no number, a JSON object is no image URL)."""
+    try:
+        empty = cast(Any, ListingUpdate).model_construct()
+        ListingUpdate.__pydantic_validator__.validate_assignment(empty, name, value)
+    except ValidationError:
+        return False
+    return True
 
 
 def build_bodies(

@@ -44,7 +44,7 @@ DRIFT_FIELD = "DaysOnMarket"
 ACTIONS: tuple[str, ...] = ("create", "update", "delete", "invalid", "held back", "skipped create")
 
 _TEXT_LIMIT = 200
-HELD_HINT = "accept_flagged=True plans it)"
+HELD_HINT = "accept_flagged=True plans what the reader warned about)"
 # Text this long or longer is compared word by word; a shorter one is shown whole on each side.
 _LONG_TEXT = 40
 # An unchanged stretch of a long text keeps this many words on each side of what changed.
@@ -468,7 +468,9 @@ def render_html(
     if "held back" in actions and plan.held_back:
         table, count = _held_back(plan, fields)
         if count:
-            title = "Held back (the reader warned: the listing keeps its value; " + HELD_HINT
+            title = (
+                "Held back (not written: the listing keeps its value; why, row by row; " + HELD_HINT
+            )
             parts.append(_section(title, count, table, name="held back"))
     if "skipped create" in actions and plan.skipped_create:
         rows = [

@@ -1,0 +1,106 @@
+"""``estatebot undo [RUN]``: reverse exactly what a run did, as a plan shown, asked and applied.
+
+The run is a folder of the runs folder (the latest one that sent something when RUN is left
+out); its plan, journal and backup say what it did. The undo is planned
+(:func:`~estatebot.listings.sync.apply.undo.plan_undo`) and then guided like a sync
+(:class:`~estatebot.cli.guided.Guided`): a run folder of its own, the question, a journaled and
+backed-up apply, resumed by running the same command again after an interruption.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from estatebot.cli.flags.exit_options import ExitFlags
+from estatebot.cli.flags.option_groups import with_flags
+from estatebot.cli.flags.plan_options import ApplyFlags, ShowFlags
+from estatebot.cli.flags.shared_options import ProgressOption, SerialOption, parse_pairs
+from estatebot.cli.guided import Guided, RunFlags
+from estatebot.cli.report_view import shown_path
+from estatebot.cli.runs import latest_run
+
+__all__ = ["undo"]
+
+
+@with_flags(runs=RunFlags, show=ShowFlags, applying=ApplyFlags, exits=ExitFlags)
+def undo(
+    serial: SerialOption,
+    run: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[RUN]",
+            help="The run's folder (estatebot-runs/sync-...); default: the latest run in "
+            "--runs-dir that sent something.",
+            file_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    default: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--default",
+            metavar="FIELD=VALUE",
+            help="A value for a field the service never shows (AreaUnit, Location), for the "
+            "listings created again whose value nobody knows: --default 'AreaUnit=Square Feet'. "
+            "Undo never guesses one.",
+        ),
+    ] = None,
+    progress: ProgressOption = None,
+    *,
+    runs: RunFlags,
+    show: ShowFlags,
+    applying: ApplyFlags,
+    exits: ExitFlags,
+) -> None:
+    """Undo a run: delete the listings it created, set back the fields it changed, create again
+    the listings it deleted.
+
+    The plan is shown and asked for like a sync's (--yes for scheduled jobs), and applied with a
+    journal and a backup in a run folder of its own; run the same command again after an
+    interruption and it resumes. A listing changed on the service since the run is not
+    overwritten: it is listed with the field, the run's value and the value now.
+
+    Exit 0 success, 4 part of the work could not be done (a listing changed since the run, a
+    unit nobody knows, an operation failed; with or without --detailed-exitcode), 5 not
+    applied, 1 an error (no such run), 130 interrupted. With --detailed-exitcode: 2 changes
+    made.
+    """
+    from estatebot.api.client import Client
+    from estatebot.listings.sync.apply.undo import check_undo_defaults, plan_undo
+    from estatebot.listings.sync.sync_plan import SyncPlan
+
+    try:
+        defaults = check_undo_defaults(parse_pairs(default, "--default"))
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--default") from None
+    target = run if run is not None else _latest(runs.runs_dir)
+    with Client() as client:
+        guided = Guided(
+            "undo", client, serial, runs, show, applying, progress, exits=exits, undoes=target
+        )
+        guided.resume_if_interrupted()
+        guided.console.print(f"Undoing the run in {shown_path(target)}.")
+        made = plan_undo(
+            client, serial, target, defaults=defaults, sent_values=applying.sent(),
+            progress=progress,
+        )  # fmt: skip
+        guided.apply_new(SyncPlan.of(made))
+
+
+def _latest(root: Path) -> Path:
+    """The latest run in ``root`` that sent something; an error naming the folder if none."""
+    if not root.is_dir():
+        raise FileNotFoundError(
+            f"no runs folder {shown_path(root)}: nothing to undo (sync, cleanup and apply keep "
+            "each run there; --runs-dir or ESTATEBOT_RUNS_DIR names another, or give the run's "
+            "folder)"
+        )
+    found = latest_run(root)
+    if found is None:
+        raise FileNotFoundError(
+            f"nothing to undo: no run in {shown_path(root)} sent anything (give the run's folder)"
+        )
+    return found.folder
