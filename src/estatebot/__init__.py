@@ -63,6 +63,7 @@ if _typing.TYPE_CHECKING:
     from estatebot.listings.sync.sync_plan import SyncPlan as SyncPlan
     from estatebot.listings.sync.sync_plan import plan_cleanup as plan_cleanup
     from estatebot.listings.sync.sync_plan import plan_sync as plan_sync
+    from estatebot.listings.sync.sync_plan import plan_undo as plan_undo
 
 __version__ = "0.1.0"
 
@@ -119,7 +120,9 @@ _HOMES: dict[str, str] = {
     ),
     **dict.fromkeys(("apull_listings", "pull_listings"), "estatebot.listings.remote.pull"),
     **dict.fromkeys(("Sheet", "read_sheet"), "estatebot.listings.sheet.read"),
-    **dict.fromkeys(("SyncPlan", "plan_cleanup", "plan_sync"), "estatebot.listings.sync.sync_plan"),
+    **dict.fromkeys(
+        ("SyncPlan", "plan_cleanup", "plan_sync", "plan_undo"), "estatebot.listings.sync.sync_plan"
+    ),
     "apply_plan": "estatebot.listings.sync.apply.phases",
     "restore": "estatebot.listings.sync.apply.restore",
     "ApplyReport": "estatebot.listings.sync.report.apply_report",

@@ -51,11 +51,12 @@ class ExitCode(IntEnum):
 TABLE: tuple[tuple[int, str, str], ...] = (
     (0, "success: the command did its job", "all"),
     (1, "error: the command could not do its job (bad input, the service, a stale plan)", "all"),
-    (2, "with --detailed-exitcode: changes planned (plan) or made", "plan, sync, cleanup, apply"),
+    (2, "with --detailed-exitcode: changes planned (plan) or made",
+     "plan, sync, cleanup, apply, undo"),
     (3, "with --detailed-exitcode: rows invalid or held back, changes or not", "plan, sync, apply"),
-    (4, "part of the work failed: an operation, or a chat test case",
-     "apply, sync, cleanup, restore, test-chat"),
-    (5, "not applied: declined at the prompt, or no terminal and no --yes", "sync, cleanup"),
+    (4, "part of the work failed: an operation, a chat test case, or a listing undo leaves as it "
+     "is", "apply, sync, cleanup, restore, undo, test-chat"),
+    (5, "not applied: declined at the prompt, or no terminal and no --yes", "sync, cleanup, undo"),
     (64, "usage error: unknown flag, missing or malformed argument; nothing ran", "all"),
     (130, "interrupted (Ctrl-C, at the prompt too); an apply prints the command that resumes it",
      "all"),

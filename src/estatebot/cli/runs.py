@@ -188,16 +188,19 @@ def find_unfinished(
     return max(found, key=lambda run: (run.started, run.folder.name), default=None)
 
 
-def latest_run(root: Path) -> Run | None:
-    """The latest run under ``root`` that sent something (it has a journal), undo runs aside:
-    what ``estatebot undo`` undoes when no run is named."""
+def latest_run(root: Path, *, serial: str, service: str) -> Run | None:
+    """The latest run under ``root`` that sent something (it has a journal) to this chatbot and
+    service, undo runs aside: what ``estatebot undo`` undoes when no run is named."""
     if not root.is_dir():
         return None
     found = [
         run
         for folder in root.iterdir()
         if folder.is_dir() and (run := _load(folder)) is not None
-        if run.kind != "undo" and run.journal_path.is_file()
+        if run.kind != "undo"
+        and run.serial == serial
+        and run.service == service
+        and run.journal_path.is_file()
     ]
     return max(found, key=lambda run: (run.started, run.folder.name), default=None)
 

@@ -10,7 +10,7 @@ import typer
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import out_console
 from estatebot.cli.flags.shared_options import ConcurrencyOption, ProgressOption, SerialOption
-from estatebot.cli.report_view import render_report
+from estatebot.cli.report_view import render_report, shown_path
 
 __all__ = ["restore"]
 
@@ -39,10 +39,18 @@ def restore(
         ),
     ] = None,
 ) -> None:
-    """Put the listings of a backup back as they were (exit 0, 4 when any failed, 1 error)."""
+    """Put the listings of a backup back as they were (exit 0, 4 when any failed, 1 error).
+
+    A restore leaves in place the listings the run created; when the backup is in a run's
+    folder, the report says how many and names `estatebot undo RUN`, which removes them too.
+    """
     from estatebot.api.client import Client
     from estatebot.listings.sync.apply.apply_options import ApplyOptions
-    from estatebot.listings.sync.apply.restore import check_restore_defaults
+    from estatebot.listings.sync.apply.restore import (
+        check_restore_defaults,
+        run_creates,
+        with_undo_command,
+    )
     from estatebot.listings.sync.apply.restore import restore as restore_backup
 
     options = ApplyOptions(concurrency=concurrency, progress=progress)
@@ -52,6 +60,10 @@ def restore(
         raise typer.BadParameter(str(error), param_hint="--default") from None
     with Client() as client:
         result = restore_backup(backup, client, serial, options=options, defaults=defaults)
+    made = run_creates(backup)
+    if made is not None and made.run is not None:  # the command that undoes a run of ours
+        undo = f"`estatebot undo {shown_path(made.run)} --serial {serial}`"
+        result.notes = with_undo_command(result.notes, undo)
     render_report(out_console(), result)
     raise typer.Exit(ExitCode.OK if result.ok else ExitCode.FAILED)
 

@@ -10,7 +10,7 @@ backed-up apply, resumed by running the same command again after an interruption
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,6 +22,9 @@ from estatebot.cli.guided import Guided, RunFlags
 from estatebot.cli.report_view import shown_path
 from estatebot.cli.runs import latest_run
 
+if TYPE_CHECKING:
+    from estatebot.api.client import Client
+
 __all__ = ["undo"]
 
 
@@ -31,9 +34,10 @@ def undo(
     run: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[RUN]",
+            metavar="RUN",
             help="The run's folder (estatebot-runs/sync-...); default: the latest run in "
             "--runs-dir that sent something.",
+            exists=True,
             file_okay=False,
             show_default=False,
         ),
@@ -69,15 +73,22 @@ def undo(
     made.
     """
     from estatebot.api.client import Client
-    from estatebot.listings.sync.apply.undo import check_undo_defaults, plan_undo
+    from estatebot.listings.sync.apply.run_record import check_undo_defaults
+    from estatebot.listings.sync.apply.undo import plan_undo
     from estatebot.listings.sync.sync_plan import SyncPlan
 
     try:
         defaults = check_undo_defaults(parse_pairs(default, "--default"))
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--default") from None
-    target = run if run is not None else _latest(runs.runs_dir)
+    if run is None and not runs.runs_dir.is_dir():
+        raise FileNotFoundError(
+            f"no runs folder {shown_path(runs.runs_dir)}: nothing to undo (sync, cleanup and "
+            "apply keep each run there; --runs-dir or ESTATEBOT_RUNS_DIR names another, or give "
+            "the run's folder)"
+        )
     with Client() as client:
+        target = run if run is not None else _latest(runs.runs_dir, serial, client)
         guided = Guided(
             "undo", client, serial, runs, show, applying, progress, exits=exits, undoes=target
         )
@@ -90,17 +101,16 @@ def undo(
         guided.apply_new(SyncPlan.of(made))
 
 
-def _latest(root: Path) -> Path:
-    """The latest run in ``root`` that sent something; an error naming the folder if none."""
-    if not root.is_dir():
-        raise FileNotFoundError(
-            f"no runs folder {shown_path(root)}: nothing to undo (sync, cleanup and apply keep "
-            "each run there; --runs-dir or ESTATEBOT_RUNS_DIR names another, or give the run's "
-            "folder)"
-        )
-    found = latest_run(root)
+def _latest(root: Path, serial: str, client: Client) -> Path:
+    """The latest run in ``root`` that sent something to this chatbot and service; an error
+    naming the folder if there is none."""
+    from estatebot.listings.remote.sent_record import service_address
+
+    service = service_address(client) or ""
+    found = latest_run(root, serial=serial, service=service)
     if found is None:
         raise FileNotFoundError(
-            f"nothing to undo: no run in {shown_path(root)} sent anything (give the run's folder)"
+            f"nothing to undo: no run in {shown_path(root)} sent anything to chatbot {serial} "
+            f"at {service} (give the run's folder)"
         )
     return found.folder

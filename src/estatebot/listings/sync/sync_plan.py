@@ -4,7 +4,7 @@ This is the one place where a plan meets its views (:mod:`.views`) and its runne
 (:mod:`.apply`): planning and applying read the bare artifact
 (:mod:`~estatebot.listings.sync.plan.artifact`), so neither imports the views, and the
 planners' results are handed out as :class:`SyncPlan` here (:func:`plan_sync`,
-:func:`plan_cleanup`).
+:func:`plan_cleanup`, and :func:`plan_undo`, the plan that reverses a run).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Self
 
 import pandas as pd
 
-from estatebot.listings.sync.apply import phases
+from estatebot.listings.sync.apply import phases, undo
 from estatebot.listings.sync.plan import cleanup_planner, sync_planner
 from estatebot.listings.sync.plan.artifact import PlanArtifact
 from estatebot.listings.sync.views import plan_html, plan_plots, plan_tables
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from estatebot.api.client import Client
     from estatebot.listings.sync.report.apply_report import ApplyReport
 
-__all__ = ["SyncPlan", "plan_cleanup", "plan_sync"]
+__all__ = ["SyncPlan", "plan_cleanup", "plan_sync", "plan_undo"]
 
 _P = ParamSpec("_P")
 
@@ -115,3 +115,4 @@ def _handed_out(planner: Callable[_P, PlanArtifact]) -> Callable[_P, SyncPlan]:
 
 plan_sync = _handed_out(sync_planner.plan_sync)
 plan_cleanup = _handed_out(cleanup_planner.plan_cleanup)
+plan_undo = _handed_out(undo.plan_undo)

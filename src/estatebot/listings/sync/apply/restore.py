@@ -1,10 +1,18 @@
 """Put a backup back: listings that exist (by MLSNumber, else Url) are updated to the
 backed-up values, missing ones are created.
+
+A restore leaves in place the listings the run created; when the backup sits beside its run's
+journal (in a run folder of the command line, or next to the journal an apply wrote), the report
+says how many are still there and names the undo that removes them
+(:mod:`~estatebot.listings.sync.apply.undo`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +21,7 @@ from pydantic import ValidationError
 
 from estatebot._progress import finish_bar, progress_bar
 from estatebot.api.models import KeyType, ListingInput, field_problems
+from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.remote.parsers import parse_numbers
 from estatebot.listings.remote.pull import pull_result
@@ -23,6 +32,7 @@ from estatebot.listings.sync.apply.backup import (
     read_backup,
     read_backup_raw,
 )
+from estatebot.listings.sync.apply.journal_records import MAGIC, read_journal
 from estatebot.listings.sync.apply.send_tasks import Task
 from estatebot.listings.sync.apply.sender import Runner
 from estatebot.listings.sync.apply.sent_values import remember_done
@@ -272,7 +282,100 @@ def _restore(
     # A listing the backup already matches is left alone, so the same call again sends only
     # what is still missing or different.
     again = f"eb.restore({str(backup)!r}, client, {serial!r})"
-    return ApplyReport(frame=outcomes_frame(rows), title="Restore", retry_call=again)
+    notes = _creates_left(backup, remote, serial)
+    return ApplyReport(frame=outcomes_frame(rows), title="Restore", retry_call=again, notes=notes)
+
+
+# --------------------------------------------------------------------------- what restore leaves
+
+
+@dataclass(frozen=True)
+class RunCreates:
+    """The listings a run created (their IDs), as the journal beside its backup tells."""
+
+    journal: Path
+    ids: tuple[int, ...]
+    #: The run's folder, when the backup is in one of the command line's (beside its plan).
+    run: Path | None
+
+
+def run_creates(backup: str | Path) -> RunCreates | None:
+    """What the run of ``backup`` created, by the journal beside it (None: no journal there,
+    or it created nothing). A folder with several journals names no run: None."""
+    folder = Path(backup).parent
+    journal = folder / "journal.jsonl"
+    if not journal.is_file():
+        beside = [
+            p for p in _files(folder) if p.suffix in (".jsonl", ".journal") and _is_journal(p)
+        ]
+        if len(beside) != 1:
+            return None
+        journal = beside[0]
+    try:
+        records = read_journal(journal).records()
+    except (PlanError, OSError):
+        return None  # a damaged journal says nothing a note could rely on
+    ids = tuple(
+        record.id
+        for name, record in records.items()
+        if name.startswith("create:") and record.done and record.id is not None
+    )
+    if not ids:
+        return None
+    return RunCreates(journal, ids, folder if (folder / "plan.json").is_file() else None)
+
+
+def _files(folder: Path) -> list[Path]:
+    try:
+        return [p for p in folder.iterdir() if p.is_file()]
+    except OSError:
+        return []
+
+
+def _is_journal(path: Path) -> bool:
+    """Whether ``path`` starts with an apply journal's header (only its first line is read)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            first = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and first.get("journal") == MAGIC
+
+
+_NOTE = re.compile(
+    r"^(this run also created \d+ listings?, which a restore leaves in place: )(.+)( removes them)$"
+)
+
+
+def creates_note(count: int, undo: str) -> str:
+    """The note of a restore that leaves ``count`` listings its run created: ``undo`` removes
+    them."""
+    made = f"{count} listing{'s' if count != 1 else ''}"
+    return f"this run also created {made}, which a restore leaves in place: {undo} removes them"
+
+
+def with_undo_command(notes: Sequence[str], undo: str) -> list[str]:
+    """``notes`` with the undo that :func:`creates_note` names replaced by ``undo`` (the command
+    line names its command, the library its function)."""
+    return [_NOTE.sub(lambda m: f"{m[1]}{undo}{m[3]}", note) for note in notes]
+
+
+def _creates_left(backup: str | Path, remote: Remote, serial: str) -> list[str]:
+    """The note naming the undo, when the run of ``backup`` created listings still there."""
+    made = run_creates(backup)
+    if made is None:
+        return []
+    left = sum(1 for ident in made.ids if remote.positions(KeyType.NEW_OAKS.value, str(ident)))
+    if not left:
+        return []
+    if made.run is not None:
+        undo = f"eb.plan_undo(client, {serial!r}, {str(made.run)!r}).apply(client, {serial!r})"
+    else:
+        undo = (
+            f"eb.plan_undo(client, {serial!r}, PLAN, journal={str(made.journal)!r}, "
+            f"backup={str(backup)!r}).apply(client, {serial!r}) (PLAN: the plan the run applied)"
+        )
+    return [creates_note(left, undo)]
 
 
 def _recalled(record: SentValues | None, mls: str | None, url: str | None) -> dict[str, Any]:
