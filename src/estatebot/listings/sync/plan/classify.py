@@ -34,7 +34,6 @@ from estatebot.listings.sync.plan.pairing import (
     pick_where,
     present_key,
     refs,
-    take_rows,
 )
 from estatebot.listings.sync.plan.update_base import complete_bases
 from estatebot.listings.sync.values.compare import blank_mask, match_keys
@@ -101,7 +100,7 @@ def plan_matched(
     # them (from the record of values sent, or a unit in List's Area text): where it does not,
     # a sheet's value says nothing of a difference, though an update carries it.
     for name in schema.UNLISTED_COLUMNS:
-        known = ~blank_mask(take_rows(ctx.remote, remote_at)[name])
+        known = ~blank_mask(ctx.remote[name].take(remote_at))  # one column, not the frame
         changed |= differs[:, FIELDS.index(name)] & known
     cleared_m = {name: mask[matched] for name, mask in ctx.parts.cleared.items()}
     for name, mask in cleared_m.items():
@@ -248,7 +247,7 @@ def _stale_unit_prices(
     mask = ctx.parts.flagged.get(_UNIT_PRICE)
     if mask is None:
         return stale
-    own = as_floats(take_rows(ctx.remote, remote_at)[_UNIT_PRICE])
+    own = as_floats(ctx.remote[_UNIT_PRICE].take(remote_at))
     for i in np.flatnonzero(mask[matched]).tolist():
         _, given, _ = ctx.parts.flags[(int(matched[i]), _UNIT_PRICE)]
         try:
