@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -170,39 +171,33 @@ def find_unfinished(
 ) -> Run | None:
     """The latest run of this kind, chatbot, service (and sheet, or run undone) left
     ``applying``."""
-    if not root.is_dir():
-        return None
     wanted = str(sheet.resolve()) if sheet is not None else None
     undone = str(undoes.resolve()) if undoes is not None else None
-    found = [
-        run
-        for folder in root.iterdir()
-        if folder.is_dir() and (run := _load(folder)) is not None
-        if run.status == "applying"
-        and run.kind == kind
-        and run.serial == serial
-        and run.service == service
-        and run.sheet == wanted
-        and run.undoes == undone
-    ]
-    return max(found, key=lambda run: (run.started, run.folder.name), default=None)
+    return _latest(
+        root,
+        lambda run: (
+            run.status == "applying"
+            and run.kind == kind
+            and run.serial == serial
+            and run.service == service
+            and run.sheet == wanted
+            and run.undoes == undone
+        ),
+    )
 
 
 def latest_run(root: Path, *, serial: str, service: str) -> Run | None:
     """The latest run under ``root`` that sent something (it has a journal) to this chatbot and
     service, undo runs aside: what ``estatebot undo`` undoes when no run is named."""
-    if not root.is_dir():
-        return None
-    found = [
-        run
-        for folder in root.iterdir()
-        if folder.is_dir() and (run := _load(folder)) is not None
-        if run.kind != "undo"
-        and run.serial == serial
-        and run.service == service
-        and run.journal_path.is_file()
-    ]
-    return max(found, key=lambda run: (run.started, run.folder.name), default=None)
+    return _latest(
+        root,
+        lambda run: (
+            run.kind != "undo"
+            and run.serial == serial
+            and run.service == service
+            and run.journal_path.is_file()
+        ),
+    )
 
 
 def find_run_of_plan(root: Path, *, serial: str, service: str, plan_digest: str) -> Run | None:
@@ -211,16 +206,25 @@ def find_run_of_plan(root: Path, *, serial: str, service: str, plan_digest: str)
     Whatever its status: an interrupted one resumes, a finished one finds every operation done
     (nothing is sent twice), one refused before its first write has an empty journal.
     """
+    return _latest(
+        root,
+        lambda run: (
+            run.kind == "apply"
+            and run.plan_digest == plan_digest
+            and run.serial == serial
+            and run.service == service
+        ),
+    )
+
+
+def _latest(root: Path, keep: Callable[[Run], bool]) -> Run | None:
+    """The latest run under ``root`` that ``keep`` keeps (by start, then folder name)."""
     if not root.is_dir():
         return None
     found = [
         run
         for folder in root.iterdir()
-        if folder.is_dir() and (run := _load(folder)) is not None
-        if run.kind == "apply"
-        and run.plan_digest == plan_digest
-        and run.serial == serial
-        and run.service == service
+        if folder.is_dir() and (run := _load(folder)) is not None and keep(run)
     ]
     return max(found, key=lambda run: (run.started, run.folder.name), default=None)
 
