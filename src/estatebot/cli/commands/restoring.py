@@ -9,7 +9,12 @@ import typer
 
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import out_console
-from estatebot.cli.flags.shared_options import ConcurrencyOption, ProgressOption, SerialOption
+from estatebot.cli.flags.shared_options import (
+    ConcurrencyOption,
+    ProgressOption,
+    SerialOption,
+    parse_pairs,
+)
 from estatebot.cli.report_view import render_report, shown_path
 
 __all__ = ["restore"]
@@ -55,7 +60,7 @@ def restore(
 
     options = ApplyOptions(concurrency=concurrency, progress=progress)
     try:
-        defaults = check_restore_defaults(_pairs(default or []))
+        defaults = check_restore_defaults(parse_pairs(default, "--default"))
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--default") from None
     with Client() as client:
@@ -66,13 +71,3 @@ def restore(
         result.notes = with_undo_command(result.notes, undo)
     render_report(out_console(), result)
     raise typer.Exit(ExitCode.OK if result.ok else ExitCode.FAILED)
-
-
-def _pairs(given: list[str]) -> dict[str, str]:
-    pairs: dict[str, str] = {}
-    for item in given:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise typer.BadParameter(f"{item!r} is not FIELD=VALUE", param_hint="--default")
-        pairs[name.strip()] = value.strip()
-    return pairs

@@ -230,40 +230,36 @@ def _check_header(
     # A journal speaks for one run: its record of what is done says nothing of another target,
     # and trusting it would skip work that was never done. Each message names the file, when it
     # was written and for what, and how to give this run a journal of its own.
-    written = f"the journal {path} (written {header.created})"
-    own = (
-        "; each run needs a journal of its own: pass a new journal= path (one folder per run "
-        "keeps a run's journal and backup together)"
-    )
+    mismatch = _mismatch(header, fingerprint=fingerprint, serial=serial, plan=plan, service=service)
+    if mismatch is not None:
+        column, value, why = mismatch
+        raise PlanError(
+            f"the journal {path} (written {header.created}) {why}; each run needs a journal of "
+            "its own: pass a new journal= path (one folder per run keeps a run's journal and "
+            "backup together)",
+            column=column,
+            value=value,
+        )
+
+
+def _mismatch(
+    header: JournalHeader, *, fingerprint: str, serial: str, plan: str | None, service: str | None
+) -> tuple[str, str | None, str] | None:
+    """What of ``header`` names another target than this apply's: (field, its value, why)."""
     if service is not None and header.service is not None and header.service != service:
-        raise PlanError(
-            f"{written} was written for the service at {header.service}, not {service}: it "
-            f"cannot resume this apply{own}",
-            column="service",
-            value=header.service,
-        )
+        why = f"was written for the service at {header.service}, not {service}"
+        return "service", header.service, f"{why}: it cannot resume this apply"
     if header.serial != serial:
-        raise PlanError(
-            f"{written} belongs to chatbot {header.serial}, not {serial}: it cannot resume "
-            f"this apply{own}",
-            column="serial",
-            value=header.serial,
-        )
+        why = f"belongs to chatbot {header.serial}, not {serial}"
+        return "serial", header.serial, f"{why}: it cannot resume this apply"
+    resume = "resume with the plan it was written for"
     if header.fingerprint != fingerprint:
-        raise PlanError(
-            f"{written} belongs to another plan (fingerprint {header.fingerprint[:12]}…, this "
-            f"plan {fingerprint[:12]}…): resume with the plan it was written for{own}",
-            column="fingerprint",
-            value=header.fingerprint,
-        )
+        why = f"belongs to another plan (fingerprint {header.fingerprint[:12]}…, this plan "
+        return "fingerprint", header.fingerprint, f"{why}{fingerprint[:12]}…): {resume}"
     if plan is not None and header.plan is not None and header.plan != plan:
-        raise PlanError(
-            f"{written} belongs to another plan made from the same listings (plan "
-            f"{header.plan[:12]}…, this plan {plan[:12]}…): resume with the plan it was written "
-            f"for{own}",
-            column="plan",
-            value=header.plan,
-        )
+        why = f"belongs to another plan made from the same listings (plan {header.plan[:12]}…, "
+        return "plan", header.plan, f"{why}this plan {plan[:12]}…): {resume}"
+    return None
 
 
 def _cut_torn_tail(path: Path) -> None:

@@ -221,13 +221,15 @@ def restore(
             record.close()
 
 
-def check_restore_defaults(defaults: Mapping[str, str] | None) -> dict[str, str]:
+def check_restore_defaults(
+    defaults: Mapping[str, str] | None, *, what: str = "restore"
+) -> dict[str, str]:
     """The defaults a restore takes: values of the fields List never returns, checked."""
     given = dict(defaults or {})
     other = sorted(set(given) - set(schema.UNLISTED_COLUMNS))
     if other:
         raise ValueError(
-            f"restore takes defaults of {', '.join(schema.UNLISTED_COLUMNS)} only (the fields "
+            f"{what} takes defaults of {', '.join(schema.UNLISTED_COLUMNS)} only (the fields "
             f"the service never shows); got {', '.join(other)}"
         )
     unit = given.get("AreaUnit")

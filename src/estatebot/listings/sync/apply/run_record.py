@@ -132,7 +132,4 @@ def _check_journal(path: Path, header: JournalHeader | None, plan: PlanArtifact)
 
 def check_undo_defaults(defaults: Mapping[str, str] | None) -> dict[str, str]:
     """The defaults an undo takes (as a restore: ``AreaUnit``, ``Location``), checked."""
-    try:
-        return check_restore_defaults(defaults)
-    except ValueError as error:
-        raise ValueError(str(error).replace("restore takes", "undo takes", 1)) from None
+    return check_restore_defaults(defaults, what="undo")
