@@ -62,7 +62,11 @@ def run_demo(out: Path, sheet_path: Path | None = None) -> None:
             typer.echo(sheet.summary(limit=5))
 
             _step("Planning the sync (nothing is sent yet)")
-            plan = plan_sync(sheet, remote, key="MLSNumber", delete_missing=True)
+            # The demo's own emulator holds no Location: sending it empty loses nothing (on a
+            # real service, another tool may have set one; a plan then holds such updates back).
+            plan = plan_sync(
+                sheet, remote, key="MLSNumber", delete_missing=True, blank_unknown_location=True
+            )
             typer.echo(f"plan: {plan}")
             plan_path = plan.save(out / "plan.json")
             preview = plan.to_excel(out / "plan.xlsx")
@@ -84,7 +88,9 @@ def run_demo(out: Path, sheet_path: Path | None = None) -> None:
             typer.echo(report.summary())
             report_path = report.to_excel(out / "apply-report.xlsx")
             after = pull_listings(client, server.serial, progress=False)
-            replan = plan_sync(sheet, after, key="MLSNumber", delete_missing=True)
+            replan = plan_sync(
+                sheet, after, key="MLSNumber", delete_missing=True, blank_unknown_location=True
+            )
             typer.echo(f"pulled again: {len(after)} listings; a new plan finds: {replan}")
 
             if plan.creates:

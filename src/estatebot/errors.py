@@ -3,7 +3,7 @@
 Every error the toolkit raises derives from :class:`EstatebotError`::
 
     EstatebotError
-    ├── ConfigurationError          a missing base URL or credential (names the variable to set)
+    ├── ConfigurationError          a missing or impossible setting (names the argument or variable)
     ├── RequestValidationError      a call that breaks the contract's rules; nothing was sent
     ├── APIError                    the service answered with a failure (HTTP status or envelope)
     │   ├── InvalidRequestError     400: the service rejected the body
@@ -38,8 +38,10 @@ class EstatebotError(Exception):
     """Base class of every error raised by estatebot."""
 
 
-class ConfigurationError(EstatebotError):
-    """The client lacks a setting (base URL, API key, session key) that an operation needs."""
+class ConfigurationError(EstatebotError, ValueError):
+    """A setting is missing (base URL, API key, session key) or impossible (a timeout, deadline or
+    wait that is not a positive, finite number of seconds): the message names the argument or
+    the environment variable. Nothing was sent."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,10 @@ class RequestValidationError(EstatebotError, ValueError):
 class APIError(EstatebotError):
     """The service reported a failure, through the HTTP status or the envelope.
 
-    ``retry_after`` is the wait in seconds the service asked for (``Retry-After``), if any: a 429
-    carries it, and so may a 503.
+    ``retry_after`` is the wait in seconds the service asked for (``Retry-After``, else
+    ``RateLimit-Reset`` or ``X-RateLimit-Reset``), if any: a 429 carries it, and so may a 503.
+    ``message`` is the service's own text; ``hint``, when the cause is known, says what to do
+    (check the serial, the key), and ends the exception's text.
     """
 
     def __init__(
@@ -84,12 +88,14 @@ class APIError(EstatebotError):
         code: int | None = None,
         status_code: int | None = None,
         retry_after: float | None = None,
+        hint: str | None = None,
     ) -> None:
         self.message = message
         self.operation = operation
         self.code = code
         self.status_code = status_code
         self.retry_after = retry_after
+        self.hint = hint
         super().__init__(self._describe())
 
     def _describe(self) -> str:
@@ -99,7 +105,19 @@ class APIError(EstatebotError):
         if self.code is not None and self.code != self.status_code:
             parts.append(f"Code {self.code}")
         head = ", ".join(parts)
-        return f"{head}: {self.message}" if self.message else head
+        text = f"{head}: {self.message}" if self.message else head
+        if not self.hint:
+            return text
+        # A hint in brackets reads as an aside to the message; a sentence follows a semicolon.
+        return f"{text} {self.hint}" if self.hint.startswith("(") else f"{text}; {self.hint}"
+
+    @property
+    def kind(self) -> int | None:
+        """The failure's status: the HTTP status when it is one, else the envelope's ``Code``
+        (``Success: false`` under HTTP 200)."""
+        if self.status_code is not None and self.status_code >= 400:
+            return self.status_code
+        return self.code
 
 
 class InvalidRequestError(APIError):
@@ -172,16 +190,40 @@ def error_class_for(status: int) -> type[APIError]:
     return APIError
 
 
+def is_passing(error: BaseException) -> bool:
+    """Whether ``error`` is a cause that may pass if the request is made again later: the
+    transport (a connection, a timeout), a 5xx, 408 or 429. A 400, 401/403 or 404 will not."""
+    if isinstance(error, APIConnectionError):
+        return True
+    if isinstance(error, APIError):
+        kind = error.kind
+        return kind is not None and (kind in (408, 429) or kind >= 500)
+    return False
+
+
 class PullError(EstatebotError):
-    """A page of a listing pull failed after the client's retries; names the page and why."""
+    """A page of a listing pull failed after the client's retries; names the page and why.
+
+    The message ends with the paging hint only where it helps: ``on_error='skip'`` keeps the
+    pages that did arrive when a page after the first failed for a passing cause (see
+    :func:`is_passing`); page 1 failing so can only be tried again; any other cause (an unknown
+    chatbot, a refused key, a rejected request) carries its own hint and no paging hint.
+    """
 
     def __init__(self, page: int, cause: EstatebotError) -> None:
         self.page = page
         self.cause = cause
-        super().__init__(
-            f"pulling listings failed at page {page}: {cause} "
-            "(pass on_error='skip' to keep the pages that did arrive)"
-        )
+        message = f"pulling listings failed at page {page}: {cause}"
+        hint = _paging_hint(page, cause)
+        super().__init__(f"{message} {hint}" if hint else message)
+
+
+def _paging_hint(page: int, cause: EstatebotError) -> str | None:
+    if not is_passing(cause):
+        return None
+    if page <= 1:  # nothing arrived yet: skipping would keep nothing
+        return "(try again when the service answers)"
+    return "(pass on_error='skip' to keep the pages that did arrive)"
 
 
 class LocatedError(EstatebotError, ValueError):

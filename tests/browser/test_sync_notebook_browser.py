@@ -42,7 +42,8 @@ CELLS: dict[str, str] = {
         "remote = eb.pull_listings(client, serial, progress=False)\n"
         "sheet = eb.read_sheet(ROOT / 'sample_data' / 'mls_export_week2.xlsx',"
         " defaults={'CurrencySymbol': '$'})\n"
-        "plan = eb.plan_sync(sheet, remote, key='MLSNumber', delete_missing=True)"
+        "plan = eb.plan_sync(sheet, remote, key='MLSNumber', delete_missing=True,"
+        " blank_unknown_location=True)"
     ),
     "plan": "plan",
     "plan-plot": "plan.plot()",

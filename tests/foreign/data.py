@@ -113,3 +113,23 @@ def write_xlsx(path: Path, bodies: Sequence[Mapping[str, Any]]) -> Path:
         sheet.append([row.get(header) for header in headers])
     workbook.save(path)
     return path
+
+
+def edited_export(seeded: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What an export says after a day's work on ``seeded`` (at least 10 listings): the last 3
+    gone, 4 new (prefix ``N``), 6 changed (two prices, a status, bedrooms, a description, an
+    extension value). A sync plans 4 creates, 6 updates and 3 deletes from it."""
+    desired = [dict(body) for body in seeded[:-3]]
+    on_sale = [body for body in desired if body["SaleType"] == "for_sale"]
+    on_sale[0]["SalePrice"] += 5000
+    on_sale[1]["SalePrice"] = 1_250_000
+    desired[2]["Status"] = "Sold"
+    desired[3]["Bedrooms"] += 1
+    desired[4]["Description"] = "Completely renovated in 2024."
+    desired[5]["ExtensionColumn"] = [
+        {**item, "value": "Yes" if item["value"] == "No" else "No"}
+        if item["Key"] == "Pool"
+        else item
+        for item in desired[5]["ExtensionColumn"]
+    ]
+    return desired + make_listings(4, prefix="N")

@@ -15,6 +15,7 @@ import httpx
 
 import estatebot as eb
 from foreign.server import ForeignServer
+from foreign.variant import CREATE, DELETE, UPDATE
 
 #: Client options that keep retries quick (the backoff is not what these tests look at).
 FAST: dict[str, Any] = {"timeout": 5.0, "backoff_base": 0.01, "backoff_max": 0.05}
@@ -131,3 +132,33 @@ def differences(server: ForeignServer, desired: Sequence[Mapping[str, Any]]) -> 
             if not same:
                 problems.append(f"{mls}.{name}: stored {have!r}, sheet {want!r}")
     return problems
+
+
+#: A write operation's name as a sync plan calls its action.
+ACTIONS = {CREATE: "create", UPDATE: "update", DELETE: "delete"}
+
+
+def carried_out(server: ForeignServer, stored: Sequence[Mapping[str, Any]]) -> Counter[str]:
+    """The writes the server carried out (answered 2xx), as ``"<action> <MLS number>"``.
+
+    ``stored`` are the server's listings before the writes (``server.listings()``): a Delete by
+    ID or Url is traced to the MLS number it named through them. A request refused before any
+    work (429, 503, an HTML page) is not counted: only the effects are.
+    """
+    by_id = {str(item["ID"]): item["MLSNumber"] for item in stored}
+    by_url = {str(item["Url"]).lower(): item["MLSNumber"] for item in stored}
+    done: Counter[str] = Counter()
+    for operation, action in ACTIONS.items():
+        for seen in server.requests(operation):
+            if not 200 <= seen.status < 300 or not isinstance(seen.body, dict):
+                continue
+            if operation != DELETE:
+                done[f"{action} {seen.body.get('MLSNumber')}"] += 1
+                continue
+            kind = str(seen.body.get("KeyType"))
+            for key in seen.body.get("Keys") or []:
+                mls = {"NewOaks": by_id.get(str(key)), "URL": by_url.get(str(key).lower())}.get(
+                    kind, key
+                )
+                done[f"{action} {mls}"] += 1
+    return done

@@ -16,9 +16,11 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import socket
 import threading
 import uuid
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from email.utils import formatdate
@@ -38,6 +40,7 @@ from foreign.variant import (
     LIST,
     MODEL_LIST,
     UPDATE,
+    Throttle,
     Variant,
 )
 from foreign.wire import (
@@ -48,8 +51,10 @@ from foreign.wire import (
     LISTING_RULES,
     SESSION_RULES,
     UPDATE_RULES,
+    ZERO_BASED_LIST_RULES,
     Problems,
     bind,
+    dotnet_camel,
     list_record,
     recase,
 )
@@ -107,14 +112,95 @@ class _Dropped(Exception):
     """A fault ended the request: no reply (the connection closed), or a proxy's page."""
 
 
+class _HtmlPage(Exception):
+    """Answer with the HTML error page of this status instead of the application's reply."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        super().__init__(status)
+
+
+# IIS's own error pages (a request that never reached the application behind it), shortened.
+_IIS_PAGE = """<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" \
+"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">
+<html xmlns="http://www.w3.org/1999/xhtml">
+<head>
+<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"/>
+<title>{title}</title>
+<style type="text/css">
+<!--
+body{{margin:0;font-size:.7em;font-family:Verdana, Arial, Helvetica, sans-serif;}}
+-->
+</style>
+</head>
+<body>
+<div id="header"><h1>Server Error</h1></div>
+<div id="content">
+ <div class="content-container"><fieldset>
+  <h2>{title}</h2>
+  <h3>{detail}</h3>
+ </fieldset></div>
+</div>
+</body>
+</html>
+"""
+HTML_PAGES: dict[int, bytes] = {
+    403: _IIS_PAGE.format(
+        title="403 - Forbidden: Access is denied.",
+        detail="You do not have permission to view this directory or page using the "
+        "credentials that you supplied.",
+    ).encode("latin-1"),
+    404: _IIS_PAGE.format(
+        title="404 - File or directory not found.",
+        detail="The resource you are looking for might have been removed, had its name "
+        "changed, or is temporarily unavailable.",
+    ).encode("latin-1"),
+}
+
+
+def _throttle_wait(throttle: Throttle) -> tuple[float | None, bool]:
+    """The wait a throttle asks for in seconds (None for a literal date) and whether it is sent
+    as an HTTP date."""
+    text = throttle.retry_after
+    if text.startswith("date+"):
+        return float(text[5:]), True
+    try:
+        return float(text), False
+    except ValueError:
+        return None, True
+
+
+def _throttle_headers(throttle: Throttle, until: float, now: float, held: bool) -> dict[str, str]:
+    """The headers of a throttled reply telling the client to come back at ``until`` (epoch)."""
+    wait, as_date = _throttle_wait(throttle)
+    left = str(max(math.ceil(until - now - 1e-6), 0))
+    if throttle.hint == "x_ratelimit_reset":
+        reset = str(math.ceil(until))
+        return {"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset}
+    if throttle.hint == "ratelimit_reset":
+        return {"RateLimit-Limit": "60", "RateLimit-Remaining": "0", "RateLimit-Reset": left}
+    if wait is None:
+        return {"Retry-After": throttle.retry_after}  # a literal date, sent as given
+    if as_date:
+        return {"Retry-After": formatdate(until, usegmt=True)}
+    return {"Retry-After": left if held else throttle.retry_after}
+
+
 def _validation(problems: Problems) -> Failure:
     # The addendum: HTTP 400, Code 400, and a Message naming every bad field.
     detail = "; ".join(f"{name}: {' '.join(texts)}" for name, texts in problems.errors.items())
     return Failure(400, f"Validation failed: {detail}", fields=problems.errors)
 
 
-def _pieces(text: str) -> list[str]:
-    """The answer in fragments of about three words (spaces kept, so they join back)."""
+def _pieces(text: str, units: int = 0) -> list[str]:
+    """The answer in fragments of about three words (spaces kept, so they join back), or of
+    ``units`` UTF-16 code units each (halves of a surrogate pair may part)."""
+    if units > 0:
+        raw = text.encode("utf-16-le", "surrogatepass")
+        step = 2 * units
+        return [
+            raw[i : i + step].decode("utf-16-le", "surrogatepass") for i in range(0, len(raw), step)
+        ]
     words = text.split(" ")
     return [
         " ".join(words[i : i + 3]) + (" " if i + 3 < len(words) else "")
@@ -133,10 +219,21 @@ class ForeignServer:
         self.other_workspace: Workspace = self.store.add_workspace()
         self.other_chatbot: Chatbot = self.store.add_chatbot(self.other_workspace)
         self.seen: list[Seen] = []
+        #: Each streamed or whole answer's text as the server wrote it, in order.
+        self.answers: list[str] = []
+        #: Connections accepted so far.
+        self.connections = 0
+        #: At most this many requests are answered after the variant was last set (None: no
+        #: bound); every one after is refused with HTTP 418, so a client asking for ever fails
+        #: its test instead of hanging it.
+        self.budget: int | None = None
         self._lock = threading.Lock()
         self._variant = variant or Variant()
         self._faults_used = 0
         self._throttles_used = 0
+        self._pages_used = 0
+        self._held_until = 0.0
+        self._answered = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -144,7 +241,8 @@ class ForeignServer:
 
     @property
     def variant(self) -> Variant:
-        """The deployment's behaviour; assigning a new one restarts its fault counters."""
+        """The deployment's behaviour; assigning a new one restarts its fault counters and the
+        request :attr:`budget`."""
         return self._variant
 
     @variant.setter
@@ -153,6 +251,9 @@ class ForeignServer:
             self._variant = value
             self._faults_used = 0
             self._throttles_used = 0
+            self._pages_used = 0
+            self._held_until = 0.0
+            self._answered = 0
 
     @property
     def base_url(self) -> str:
@@ -235,19 +336,51 @@ class ForeignServer:
             raise Failure(401, "Unauthorized: the credential is missing or invalid")
         return workspace
 
+    def spend(self) -> None:
+        """Count one request against :attr:`budget`; refuse it (418) once that is spent."""
+        with self._lock:
+            self._answered += 1
+            over = self.budget is not None and self._answered > self.budget
+        if over:
+            message = f"The test server's budget of {self.budget} requests is spent"
+            raise Failure(418, message)
+
     def take_throttle(self, operation: str, variant: Variant) -> None:
-        """Raise the variant's 429 for the first requests it names."""
+        """Raise the variant's 429 (or 503) for the first requests it names, and, when it holds,
+        for every request of them until the wait it asked for has passed."""
         throttle = variant.throttle
         if throttle is None or operation not in throttle.operations:
             return
+        now = time()
         with self._lock:
-            if self._throttles_used >= throttle.count:
-                return
-            self._throttles_used += 1
-        retry_after = throttle.retry_after
-        if retry_after.startswith("date+"):
-            retry_after = formatdate(time() + float(retry_after[5:]), usegmt=True)
-        raise Failure(429, "Too many requests, slow down", retry_after=retry_after)
+            held = throttle.hold and now < self._held_until
+            if not held:
+                if self._throttles_used >= throttle.count:
+                    return
+                self._throttles_used += 1
+                wait, as_date = _throttle_wait(throttle)
+                until = now + (wait or 0.0)
+                # A date or an epoch has whole seconds: the next one at or after the wait.
+                if as_date or throttle.hint == "x_ratelimit_reset":
+                    until = math.ceil(until)
+                self._held_until = until
+            until = self._held_until
+        headers = _throttle_headers(throttle, until, now, held)
+        if throttle.status == 429:
+            raise Failure(429, "Too many requests, slow down", headers=headers)
+        message = "The service is temporarily unavailable, try again later"
+        raise Failure(throttle.status, message, headers=headers)
+
+    def take_html_page(self, operation: str, variant: Variant) -> int | None:
+        """The status of the HTML error page to answer with now, if any."""
+        page = variant.html_page
+        if page is None or operation not in page.operations:
+            return None
+        with self._lock:
+            if self._pages_used >= page.count:
+                return None
+            self._pages_used += 1
+        return page.status
 
     def take_fault(self, operation: str, variant: Variant, *, committed: bool) -> str | None:
         """The fault kind to inflict now (before or after the write), if any."""
@@ -314,8 +447,11 @@ class ForeignServer:
         text, no_answer = answer(chatbot, content) if content.strip() else ("Nice photo.", False)
         question_id, answer_id = self.store.new_message_ids()
         total = tokens(str(chatbot.settings.get("SystemMessage") or ""), content, text)
+        with self._lock:
+            self.answers.append(text)
         if fields.get("stream"):
-            return StreamReply(_pieces(text), question_id, answer_id, text, total)
+            pieces = _pieces(text, self.variant.fragment_units)
+            return StreamReply(pieces, question_id, answer_id, text, total)
         keys = {
             "contract": ("messageid", "content", "totalToken", "noAnswer"),
             "pascal": ("MessageId", "Content", "TotalToken", "NoAnswer"),
@@ -358,7 +494,7 @@ class ForeignServer:
     def _op_RealEstateList(self, body: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
         variant = self.variant
         problems = Problems()
-        fields = bind(body, LIST_RULES, problems)
+        fields = bind(body, ZERO_BASED_LIST_RULES if variant.zero_based else LIST_RULES, problems)
         size = fields.get("PageSize", 20)
         if variant.reject_large_pages and size > variant.page_cap:
             limit = f"The field PageSize must be between 1 and {variant.page_cap}."
@@ -366,15 +502,21 @@ class ForeignServer:
         if problems:
             raise _validation(problems)
         chatbot = self.store.chatbot(fields["SerialNumber"], workspace)
-        size = min(size, variant.page_cap)  # a cap, silently
-        page = fields.get("PageNumber", 1)
+        size = variant.own_page_size or min(size, variant.page_cap)  # a cap, silently
+        first = 0 if variant.zero_based else 1
+        page = fields.get("PageNumber", first)
         rows = self.store.matching(
             chatbot, fields.get("CityName"), fields.get("SaleType"), fields.get("MLSNumber")
         )
-        total, start = len(rows), (page - 1) * size
-        if page > 1 and start >= total and variant.past_end != "empty":
-            http = 200 if variant.past_end == "envelope404" else 404
-            raise Failure(404, "No more data", http_status=http)
+        total, start = len(rows), (page - first) * size
+        if start > 0 and start >= total and variant.past_end != "empty":
+            if variant.past_end == "repeat_last":
+                start = max(total - 1, 0) // size * size
+            elif variant.past_end == "html404":
+                raise _HtmlPage(404)
+            else:
+                http = 200 if variant.past_end == "envelope404" else 404
+                raise Failure(404, "No more data", http_status=http)
         records = [list_record(i, listing, variant) for i, listing in rows[start : start + size]]
         count: int | None = {
             "exact": total,
@@ -384,6 +526,7 @@ class ForeignServer:
             "high": total + 40,
             "page": len(records),
             "zero": 0,
+            "minus_one": -1,
         }[variant.virtual_count]
         if variant.list_shape == "unknown":
             return {"Items": records, "TotalCount": count}
@@ -413,10 +556,18 @@ class _Handler(BaseHTTPRequestHandler):
     # Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and
     # the client's delayed ACK add some 40 ms to every reply.
     disable_nagle_algorithm = True
+    #: Replies written on this connection (``Variant.close_every`` counts them).
+    _replies = 0
 
     @property
     def app(self) -> ForeignServer:
         return cast(ForeignServer, self.server.app)  # type: ignore[attr-defined]
+
+    def setup(self) -> None:
+        """Count the connection."""
+        super().setup()
+        with self.app._lock:
+            self.app.connections += 1
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: pytest shows what matters."""
@@ -452,6 +603,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if route[0] != method:
                     raise Failure(405, f"{method} is not allowed here")
                 self._seen.body = self._json(raw, method)
+                app.spend()
+                # IIS or a proxy answers before the application sees the request.
+                page = app.take_html_page(operation, variant)
+                if page is not None:
+                    raise _HtmlPage(page)
                 workspace = app.authorize(operation, self.headers)
                 app.take_throttle(operation, variant)
                 self._fault(app.take_fault(operation, variant, committed=False), variant)
@@ -459,6 +615,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._fault(app.take_fault(operation, variant, committed=True), variant)
             except Failure as failure:
                 self._send_failure(operation, failure, variant)
+                return
+            except _HtmlPage as html:
+                self._write(html.status, HTML_PAGES[html.status], "text/html", variant, raw=True)
                 return
             if isinstance(result, StreamReply):
                 self._send_stream(result, variant)
@@ -468,6 +627,10 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # logged by _drop or _write
         finally:
             self._log(0)  # only if nothing was logged (an unexpected error): status 0
+            self._replies += 1
+            if variant.close_every and self._replies % variant.close_every == 0:
+                # Announced in the reply (Connection: close), or, silently, not.
+                self.close_connection = True
 
     def _log(self, status: int) -> None:
         if not self._logged:
@@ -512,6 +675,34 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ replies
 
+    def _abp_envelope(self, data: Any, failure: Failure | None) -> dict[str, Any]:
+        """ABP's ``AjaxResponse``: camelCase, ``result`` for ``Data``, ``error`` for failures."""
+        envelope: dict[str, Any] = {
+            "result": recase(data) if failure is None else None,
+            "targetUrl": None,
+            "success": failure is None,
+            "error": None,
+            "unAuthorizedRequest": failure is not None and failure.status in (401, 403),
+            "__abp": True,
+        }
+        if failure is None:
+            return envelope
+        error: dict[str, Any] = {"code": 0, "message": failure.message, "details": None}
+        error["validationErrors"] = None
+        if failure.fields:
+            # ABP's AbpValidationException: a fixed message, the problems in details and
+            # validationErrors.
+            texts = [(name, text) for name, found in failure.fields.items() for text in found]
+            error["message"] = "Your request is not valid!"
+            error["details"] = "The following errors were detected during validation.\r\n" + (
+                "".join(f" - {text}\r\n" for _, text in texts)
+            )
+            error["validationErrors"] = [
+                {"message": text, "members": [dotnet_camel(name)]} for name, text in texts
+            ]
+        envelope["error"] = error
+        return envelope
+
     def _envelope(
         self, operation: str, data: Any, success: bool, code: int, message: str, variant: Variant
     ) -> dict[str, Any]:
@@ -548,11 +739,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_data(self, operation: str, result: Any, variant: Variant) -> int:
         data = self._shape(operation, result, variant)
-        envelope = self._envelope(operation, data, True, 200, "", variant)
+        if variant.abp_envelope:
+            envelope = self._abp_envelope(data, None)
+        else:
+            envelope = self._envelope(operation, data, True, 200, "", variant)
         return self._write(200, json.dumps(envelope).encode(), None, variant)
 
     def _send_failure(self, operation: str, failure: Failure, variant: Variant) -> int:
         headers = {"Retry-After": failure.retry_after} if failure.retry_after else {}
+        headers.update(failure.headers)
         if failure.fields and failure.status == 400 and variant.problem_details:
             # ASP.NET's automatic 400: ValidationProblemDetails, no envelope.
             problem = {
@@ -564,7 +759,12 @@ class _Handler(BaseHTTPRequestHandler):
             }
             body = json.dumps(problem).encode()
             return self._write(400, body, "application/problem+json; charset=utf-8", variant)
-        envelope = self._envelope(operation, None, False, failure.status, failure.message, variant)
+        if variant.abp_envelope:
+            envelope = self._abp_envelope(None, failure)
+        else:
+            envelope = self._envelope(
+                operation, None, False, failure.status, failure.message, variant
+            )
         status = failure.http_status or failure.status
         if variant.http200_failures and status < 500:
             status = 200
@@ -583,18 +783,40 @@ class _Handler(BaseHTTPRequestHandler):
         if not raw and variant.bom:
             body = BOM + body
         all_headers = {"Content-Type": content_type or variant.content_type, **(headers or {})}
+        encodings = []
         if not raw and variant.gzip:
             body = gzip.compress(body)
-            all_headers["Content-Encoding"] = "gzip"
+            encodings.append("gzip")
+        if not raw and variant.deflate is not None:
+            # zlib-wrapped is what "deflate" means; raw (no zlib header) is what some send.
+            packer = zlib.compressobj(wbits=zlib.MAX_WBITS if variant.deflate == "zlib" else -15)
+            body = packer.compress(body) + packer.flush()
+            encodings.append("deflate")
+        if encodings:
+            all_headers["Content-Encoding"] = ", ".join(encodings)
         self._log(status)
-        self.send_response(status)
+        self._start(status, variant)
         for name, value in all_headers.items():
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
+        if not variant.close_delimited:
+            self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
         return status
+
+    def _start(self, status: int, variant: Variant) -> None:
+        """The status line; for ``close_delimited`` an HTTP/1.0 one, and the connection ends
+        with the body (``Connection: close`` makes the handler close it)."""
+        if variant.close_delimited:
+            self.protocol_version = "HTTP/1.0"  # this connection only: it ends with the reply
+            self.send_response(status)
+            self.send_header("Connection", "close")
+        else:
+            self.send_response(status)
+            last = variant.close_every and (self._replies + 1) % variant.close_every == 0
+            if last and not variant.close_silently:
+                self.send_header("Connection", "close")  # the request limit, announced
 
     # ------------------------------------------------------------------ streams
 
@@ -626,7 +848,9 @@ class _Handler(BaseHTTPRequestHandler):
         return [recase(item) for item in objects] if variant.camel_for(CLIENT_ASK) else objects
 
     def _frames(self, objects: list[dict[str, Any]], variant: Variant) -> Iterator[bytes]:
-        texts = [json.dumps(item, ensure_ascii=False) for item in objects]
+        # A lone half of a surrogate pair has no UTF-8 form: it can only go out escaped.
+        ascii_only = variant.stream_ascii or variant.fragment_units > 0
+        texts = [json.dumps(item, ensure_ascii=ascii_only) for item in objects]
         if variant.framing == "ndjson":
             yield from (f"{text}\n".encode() for text in texts)
         elif variant.framing == "concatenated":
@@ -646,8 +870,11 @@ class _Handler(BaseHTTPRequestHandler):
             if variant.sse_extras:
                 yield f"data: [DONE]{end}{end}".encode()
 
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+    def _chunk(self, data: bytes, variant: Variant) -> None:
+        if variant.close_delimited:
+            self.wfile.write(data)  # no framing: the body ends when the connection does
+        else:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
     def _send_stream(self, reply: StreamReply, variant: Variant) -> int:
@@ -662,17 +889,19 @@ class _Handler(BaseHTTPRequestHandler):
         default = "application/json; charset=utf-8" if variant.framing == "json_array" else None
         content_type = variant.stream_content_type or default or "text/event-stream"
         self._log(200)
-        self.send_response(200)
+        self._start(200, variant)
         self.send_header("Content-Type", content_type)
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
+        if not variant.close_delimited:
+            self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         cut = len(frames) // 2 if variant.stream_cut else None
         for number, frame in enumerate(frames):
             if number == cut:
                 self._drop()  # mid-body: the chunked body never ends
             if frame:
-                self._chunk(frame)
-        self.wfile.write(b"0\r\n\r\n")
+                self._chunk(frame, variant)
+        if not variant.close_delimited:
+            self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
         return 200

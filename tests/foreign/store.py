@@ -27,7 +27,8 @@ MODELS: tuple[tuple[str, str, bool], ...] = (
 
 class Failure(Exception):
     """A business failure: its Code, message, the field errors of a validation failure, a
-    ``Retry-After`` text, and the HTTP status when it is not the Code (a 404 sent as HTTP 200)."""
+    ``Retry-After`` text (or other ``headers`` of the reply), and the HTTP status when it is not
+    the Code (a 404 sent as HTTP 200)."""
 
     def __init__(
         self,
@@ -37,12 +38,14 @@ class Failure(Exception):
         fields: Mapping[str, list[str]] | None = None,
         retry_after: str | None = None,
         http_status: int | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.status = status
         self.message = message
         self.fields = dict(fields or {})
         self.retry_after = retry_after
         self.http_status = http_status
+        self.headers = dict(headers or {})
         super().__init__(f"{status}: {message}")
 
 

@@ -1,4 +1,4 @@
-"""The everyday loop against deployments whose List sends values the pull cannot read (issue 25).
+"""The everyday loop against deployments whose List sends values the pull cannot read.
 
 One deployment writes ``UnitAreaPrice`` with a decimal comma (``"1001,6"``), another sends
 ``Images`` as JSON objects (``[{"Url": ..., "Order": 1}]``) instead of URL texts. The pull rightly

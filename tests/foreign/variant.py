@@ -22,8 +22,8 @@ LIST = "RealEstateList"
 DELETE = "RealEstateDelete"
 WRITES = frozenset({CREATE, UPDATE, DELETE})
 
-CountMode = Literal["exact", "missing", "null", "low", "high", "page", "zero"]
-PastEnd = Literal["empty", "http404", "envelope404"]
+CountMode = Literal["exact", "missing", "null", "low", "high", "page", "zero", "minus_one"]
+PastEnd = Literal["empty", "http404", "envelope404", "html404", "repeat_last"]
 Framing = Literal["sse", "ndjson", "concatenated", "json_array"]
 FinalStyle = Literal["standard", "task_completed", "lower", "none"]
 StreamFailure = Literal["none", "before", "after"]
@@ -35,6 +35,9 @@ ImagesText = Literal["json", "comma", "pipe", "objects"]
 ExtensionsText = Literal["json", "pairs", "capital_value"]
 ListShape = Literal["standard", "references", "unknown"]
 FaultKind = Literal["drop", "500", "502"]
+#: How a throttled reply says when to come back (see :class:`Throttle`).
+Hint = Literal["retry_after", "ratelimit_reset", "x_ratelimit_reset"]
+Deflate = Literal["zlib", "raw"]
 
 
 @dataclass
@@ -54,14 +57,40 @@ class Fault:
 
 @dataclass
 class Throttle:
-    """Answer the first ``count`` requests of ``operations`` with 429 and ``Retry-After``.
+    """Answer the first ``count`` requests of ``operations`` with 429 (or ``status``) and a hint
+    of when to come back; nothing is done.
 
-    ``retry_after`` is the header's text as sent: seconds (``"120"``) or an HTTP date; the
-    special value ``"date+120"`` is turned into the HTTP date 120 seconds from the reply.
+    ``retry_after`` is the wait: seconds (``"120"``) or an HTTP date; the special value
+    ``"date+120"`` is turned into the HTTP date at least 120 seconds from the reply (the next
+    whole second, as a date has no fractions): ``"date+1"`` is a date a second or two ahead,
+    short enough to be waited out in a test.
+
+    ``hint`` is the header that carries the wait: ``Retry-After`` (the standard), the IETF
+    draft's ``RateLimit-Reset: <seconds>``, or GitHub's and many gateways'
+    ``X-RateLimit-Reset: <epoch seconds>`` (then ``Retry-After`` is not sent at all).
+    ``status`` 503 is a service restarting or overloaded (``Retry-After: 0`` is common).
+
+    With ``hold`` the wait is enforced, as a real limiter does: every request of
+    ``operations`` until it has passed is refused too (with the wait left), and not counted;
+    a client that comes back early is refused again. Without it only the count matters.
     """
 
     operations: frozenset[str]
     retry_after: str = "120"
+    count: int = 1
+    hint: Hint = "retry_after"
+    status: int = 429
+    hold: bool = False
+
+
+@dataclass
+class HtmlPage:
+    """Answer the first ``count`` requests of ``operations`` with an HTML error page (text/html,
+    no envelope), as IIS or a proxy in front of the service sends: ``403 - Forbidden: Access
+    is denied.`` or ``404 - File or directory not found.``. Nothing is done."""
+
+    operations: frozenset[str]
+    status: int = 404
     count: int = 1
 
 
@@ -89,14 +118,21 @@ class Variant:
     # 4. Validation failures as ``application/problem+json`` (ValidationProblemDetails).
     problem_details: bool = False
 
-    # 5. A page past the last: an empty page, HTTP 404, or HTTP 200 with Success false/Code 404.
+    # 5. A page past the last: an empty page, HTTP 404, HTTP 200 with Success false/Code 404,
+    #    IIS's HTML 404 page, or the last page again (``repeat_last``: an offset past the end
+    #    clamped to the last page, as some hand-written paging does).
     past_end: PastEnd = "empty"
+    #: ``PageNumber`` 0 is the first page (so 1 answers the second); absent means 0.
+    zero_based: bool = False
 
     # 6. The page-size cap, and whether a larger PageSize is clamped or refused with 400.
     page_cap: int = 100
     reject_large_pages: bool = False
+    #: > 0: ``PageSize`` is ignored and every page holds this many rows (fewer or more than
+    #: asked, past the cap too), as a deployment with a fixed page size does.
+    own_page_size: int = 0
 
-    # 7. What ``VirtualCount`` says.
+    # 7. What ``VirtualCount`` says (``minus_one``: -1, "not counted", as some .NET paging does).
     virtual_count: CountMode = "exact"
 
     # 8. A UTF-8 byte-order mark before JSON bodies (and before a stream).
@@ -118,6 +154,14 @@ class Variant:
     stream_content_type: str | None = None
     #: Drop the connection after half of the fragments.
     stream_cut: bool = False
+    #: The stream's JSON with every non-ASCII character as ``\uXXXX`` escapes, as .NET's
+    #: encoders write it (a character outside the BMP as two escapes, a surrogate pair).
+    stream_ascii: bool = False
+    #: > 0: the answer cut into fragments of this many UTF-16 code units (as a .NET string is
+    #: indexed), so a cut may fall between the two halves of a surrogate pair: each half then
+    #: goes out alone as a ``\uXXXX`` escape (a lone half has no UTF-8 form). 1 cuts at every
+    #: position. 0: fragments of about three words.
+    fragment_units: int = 0
 
     # 10. Business failures with HTTP 200 and Success false, Code 4xx/5xx in the envelope.
     http200_failures: bool = False
@@ -129,13 +173,33 @@ class Variant:
     #: deployment may do; then only the client keeps a lost create from being sent twice.
     unique_keys: bool = True
 
-    # 12. 429 with Retry-After.
+    # 12. 429 (or 503) with a hint of when to come back.
     throttle: Throttle | None = None
+    #: HTML error pages for chosen operations (IIS or a proxy).
+    html_page: HtmlPage | None = None
 
     # 13. Other plausible .NET differences.
     code_text: bool = False
     content_type: str = "application/json; charset=utf-8"
     gzip: bool = False
+    #: ``Content-Encoding: deflate``: zlib-wrapped (RFC 9110), or raw deflate as IIS and some
+    #: other servers send it under that name. Applied after gzip when both are on.
+    deflate: Deflate | None = None
+    #: Bodies as an HTTP/1.0 server (or proxy) sends them: ``HTTP/1.0`` status line,
+    #: ``Connection: close``, no Content-Length and no chunking; the body ends with the
+    #: connection (streams too).
+    close_delimited: bool = False
+    #: > 0: a kept-alive connection is closed by the server after every this many replies, as a
+    #: server or balancer with a per-connection request limit does: the last reply says
+    #: ``Connection: close`` (nginx's ``keepalive_requests``, Kestrel, IIS), or, with
+    #: ``close_silently``, says nothing of it (as an idle timeout does, racing the next request).
+    close_every: int = 0
+    close_silently: bool = False
+    #: The envelope as the ABP framework wraps it: ``{"result": ..., "targetUrl": null,
+    #: "success": true, "error": null, "unAuthorizedRequest": false, "__abp": true}``, camelCase
+    #: throughout; a failure has ``result`` null, ``success`` false and ``error: {"code": 0,
+    #: "message", "details", "validationErrors"}``, its kind told by the HTTP status alone.
+    abp_envelope: bool = False
     #: ``traceId`` and ``errors: null`` beside the envelope's fields.
     extra_fields: bool = False
     #: List number texts: plain, decimals (``"450000.00"``), ``Price`` as money

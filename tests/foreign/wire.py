@@ -210,6 +210,11 @@ LIST_RULES: dict[str, Rule] = {
     "PageNumber": Rule("int", low=1, high=2**31 - 1),
     "PageSize": Rule("int", low=1, high=2**31 - 1),
 }
+#: List of a deployment counting pages from 0.
+ZERO_BASED_LIST_RULES: dict[str, Rule] = {
+    **LIST_RULES,
+    "PageNumber": Rule("int", low=0, high=2**31 - 1),
+}
 DELETE_RULES: dict[str, Rule] = {
     "SerialNumber": _REQ_S,
     "Keys": Rule("strlist", required=True),

@@ -13,6 +13,11 @@
 Each server starts in a few milliseconds on a free port and stops at the end of its test, so
 tests never share state. Change faults or options on the server object inside a test; they
 die with it.
+
+The emulator's seeded listings hold no Location, and List never returns one: every test here
+runs as a brokerage whose chatbots never use Location (``ESTATEBOT_BLANK_UNKNOWN_LOCATION=1``),
+so an update sends it empty. The tests of the default, which holds such an update back, unset it
+(``tests/integration/test_unknown_location.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,11 @@ import pytest
 
 from estatebot.api.client import Client
 from estatebot.emulator import EmulatorServer, running
+
+
+@pytest.fixture(autouse=True)
+def _no_location_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ESTATEBOT_BLANK_UNKNOWN_LOCATION", "1")
 
 
 @pytest.fixture

@@ -105,16 +105,19 @@ def test_the_run_settings_live_in_the_context_not_in_a_module(small: EmulatorSer
     assert "Traceback" not in plain.output
 
 
-def test_a_failed_pull_names_the_flag_only_in_the_command_that_has_it(
+def test_an_unreachable_host_is_named_and_no_page_skipping_offered(
     small: EmulatorServer,
 ) -> None:
     closed = cli_env(small, ESTATEBOT_BASE_URL="http://127.0.0.1:9")
     pulled = run_cli(small, "pull", "--out", "x.csv", env=closed)
     assert pulled.code == 1, pulled.text
-    assert "(pass --skip-failed-pages to keep the pages that did arrive)" in pulled.err
+    # Nothing arrived (page 1 never did): skipping pages would keep nothing; the host is named.
+    assert "cannot reach 127.0.0.1:9" in pulled.err
+    assert "set ESTATEBOT_BASE_URL" in pulled.err
+    assert "--skip-failed-pages" not in pulled.err
     synced = run_cli(small, "sync", str(SAMPLES / "mls_export.xlsx"), env=closed)
     assert synced.code == 1, synced.text
-    assert "(try again when the service answers)" in synced.err
+    assert "set ESTATEBOT_BASE_URL" in synced.err
     assert "--skip-failed-pages" not in synced.err
 
 

@@ -222,7 +222,7 @@ INVALID: list[tuple[str, Fn, str]] = [
     ("key type", lambda c: c.listings.update(listing(S), key_type="Address"), "KeyType"),
     ("new oaks key", lambda c: c.listings.update(listing(S), key_type="NewOaks"), "Key"),
     ("list sale type", list_page(sale_type="rent"), "SaleType"),
-    ("page number", list_page(page=0), "PageNumber"),
+    ("page number", list_page(page=-1), "PageNumber"),
     ("page size", list_page(page_size=0), "PageSize"),
     ("no keys", lambda c: c.listings.delete(S, []), "Keys"),
     ("empty key", lambda c: c.listings.delete(S, [""]), "Keys.0"),

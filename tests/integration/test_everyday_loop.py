@@ -1,4 +1,4 @@
-"""The everyday loop over HTTP: pull, edit in a spreadsheet program, plan, apply (issue 25).
+"""The everyday loop over HTTP: pull, edit in a spreadsheet program, plan, apply.
 
 One rule holds every test here: an Update body is the listing as the service holds it plus only
 what the sheet states. A blank cell says nothing, ``#CLEAR`` clears, a field the pull could not

@@ -1,5 +1,5 @@
 """A property of the everyday loop: whatever a person edits in a pulled file, the service ends
-holding exactly what the edit means (issue 25).
+holding exactly what the edit means.
 
 From the 16 listings of the small seed, pulled, Hypothesis draws a user edit: editable cells
 changed to other valid values, a cell blanked, a row added, a row deleted, the columns reordered.

@@ -235,6 +235,16 @@ def test_failures_are_told_in_words(exc: Exception, title: str) -> None:
     assert describe_failure(exc).title == title
 
 
+def test_a_refused_key_says_which_and_how_to_set_it() -> None:
+    hint = "the service refused the API key (HTTP 401): pass api_key= or set ESTATEBOT_API_KEY"
+    refused = AuthenticationError(
+        "Unauthorized", operation="ClientAsk", code=401, status_code=401, hint=hint
+    )
+    failure = describe_failure(refused)
+    assert failure.title == "The API key was refused"
+    assert failure.detail == f"Unauthorized; {hint}"
+
+
 def test_a_rate_limit_counts_down_and_then_says_retry_is_possible() -> None:
     failure = describe_failure(
         RateLimitError("Slow down", operation="ClientAsk", code=429, retry_after=12)

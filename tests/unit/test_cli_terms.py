@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
 from estatebot.cli.codes import TABLE, ExitCode
@@ -38,6 +40,13 @@ ROOT = Path(__file__).resolve().parents[2]
         ("Make a new plan from a fresh pull, or pass force=True to apply it anyway",
          "or pass --force to apply it anyway"),
         ("then pass force_delete_count=45 to confirm", "then pass --force-delete-count 45"),
+        ("then pass force_identity_count=196 to", "then pass --force-identity-count 196 to"),
+        ("check mapping= and the key", "check --mapping FILE and the key"),
+        ("or pass blank_unknown_location=True to send", "or pass --blank-unknown-location to send"),
+        (
+            "(pass max_memory= to allow more, e.g. max_memory='8 GiB', or split",
+            '(pass --max-memory SIZE to allow more, e.g. --max-memory "8 GiB", or split',
+        ),
         ("more than max_delete_fraction=0.2 allows (40)", "more than --max-delete-fraction 0.2"),
         ("pull again, or pass allow_incomplete=True", "pull again, or pass --allow-incomplete"),
         ("keep one, or pass mapping= to send the other elsewhere (e.g. {header: "
@@ -142,3 +151,110 @@ def test_the_hint_follows_the_settings_in_the_running_command_context() -> None:
         assert current_settings() == Settings(command="pull")
         assert "--skip-failed-pages" in in_cli_terms(message)
     assert current_settings() == Settings()
+
+
+def test_the_library_hints_of_each_cause_read_as_the_command_line_s() -> None:
+    from estatebot.api._hints import (
+        API_KEY,
+        SESSION_KEY,
+        Asked,
+        missing_key,
+        not_found_hint,
+        refused_key,
+        unreachable,
+    )
+
+    assert in_cli_terms(f"Chatbot 'x' not found {not_found_hint('deadbeef')}").endswith(
+        "(no chatbot 'deadbeef' for this key: check --serial / ESTATEBOT_SERIAL)"
+    )
+    assert in_cli_terms(missing_key(API_KEY)) == "no API key: set ESTATEBOT_API_KEY"
+    assert in_cli_terms(refused_key(SESSION_KEY, 401)).endswith(
+        "set ESTATEBOT_SESSION_KEY with a valid key"
+    )
+    configured = Asked(base_url="http://127.0.0.1:9")
+    assert in_cli_terms(unreachable(configured, "refused")).endswith(
+        "check the base URL (set ESTATEBOT_BASE_URL)"
+    )
+    default = Asked(base_url="https://service.example", default_base_url=True)
+    assert in_cli_terms(unreachable(default, "refused")).endswith(
+        "ESTATEBOT_BASE_URL is not set, so the default https://service.example was used: "
+        "set ESTATEBOT_BASE_URL"
+    )
+
+
+def test_skipped_pages_are_said_in_the_terms_of_the_command() -> None:
+    from estatebot.cli.error_messages import Settings
+
+    warned = "1 page(s) could not be fetched and were skipped: [2]; the frame is incomplete"
+    assert in_cli_terms(warned, Settings(command="pull")).endswith(
+        "; their listings are not in the file"
+    )
+    assert in_cli_terms(warned, Settings(command="sync")).endswith("; their listings are missing")
+
+
+@given(
+    serial=st.text(st.characters(exclude_characters="'=", exclude_categories=("Cs",)), min_size=1),
+    command=st.sampled_from(["pull", "sync", "cleanup", "ask", "plan", ""]),
+    page=st.integers(1, 50),
+    status=st.sampled_from([400, 401, 403, 404, 408, 429, 500, 502, 503]),
+)
+def test_no_library_hint_leaves_a_python_argument_or_a_flag_the_command_lacks(
+    serial: str, command: str, page: int, status: int
+) -> None:
+    from estatebot.api._hints import (
+        API_KEY,
+        SESSION_KEY,
+        Asked,
+        credential_hint,
+        not_found_hint,
+        unreachable,
+    )
+    from estatebot.cli.error_messages import Settings
+    from estatebot.errors import PullError, error_class_for
+
+    cause = error_class_for(status)("no", operation="RealEstateList", status_code=status)
+    asked = Asked(sent=(API_KEY,), unset=(SESSION_KEY,), base_url="http://h.example")
+    messages = [
+        not_found_hint(serial),
+        credential_hint(401, asked),
+        unreachable(asked, "down"),
+        unreachable(Asked(base_url="http://h.example", default_base_url=True), "down"),
+        str(PullError(page, cause)),
+    ]
+    run = Settings(command=command)
+    for message in messages:
+        shown = in_cli_terms(message, run)
+        assert not re.search(r"\b(serial|api_key|session_key|base_url|on_error)=", shown), shown
+        if command != "pull":
+            assert "--skip-failed-pages" not in shown
+    assert serial in in_cli_terms(not_found_hint(serial), run)
+
+
+def test_library_warnings_are_one_line_in_the_command_line_s_terms_keys_masked() -> None:
+    import warnings
+
+    from estatebot._safe_cells import CellWarning
+    from estatebot.api._redact import register_secret
+    from estatebot.cli.error_messages import Settings, library_warnings_as_lines
+    from estatebot.errors import PullWarning
+
+    secret = "sk-warning-test-5c1e0a9f7b3d2e8a"
+    register_secret(secret)
+    message = (
+        f"2 page(s) could not be fetched and were skipped: [2, 3]; the frame is incomplete "
+        f"(key {secret}; pass lot_unit='sqft', 'sqm' or 'acres')\x1b[2J"
+    )
+    python_s = warnings.formatwarning
+    with library_warnings_as_lines(Settings(command="pull")):
+        ours = warnings.formatwarning(PullWarning(message), PullWarning, "pull.py", 96)
+        foreign = warnings.formatwarning("not ours", FutureWarning, "other.py", 7)
+        # Recorders still get the warning itself: only how it is printed changed.
+        with pytest.warns(CellWarning, match="changed to fit"):
+            warnings.warn("x.xlsx: 1 cell changed to fit a spreadsheet", CellWarning, 1)
+    assert ours == (
+        "warning: 2 page(s) could not be fetched and were skipped: [2, 3]; their listings are "
+        "not in the file (key [redacted]; pass --lot-unit sqft, sqm or acres)\\x1b[2J\n"
+    )
+    assert foreign == python_s("not ours", FutureWarning, "other.py", 7)
+    assert "FutureWarning: not ours" in foreign
+    assert warnings.formatwarning is python_s  # put back after the block

@@ -284,7 +284,10 @@ async def test_connect_errors_are_retried(kind: str) -> None:
 
 async def test_connect_errors_exhaust_to_api_connection_error(kind: str) -> None:
     made = Made(kind, Server(httpx.ConnectError("refused")), max_retries=1)
-    with pytest.raises(errors.APIConnectionError, match="connection failed"):
+    with pytest.raises(
+        errors.APIConnectionError,
+        match=r"cannot reach svc\.test:80 \(refused\): check the base URL",
+    ):
         await call(made, lambda c: c.listings.list_page(SERIAL))
     assert len(made.server.requests) == 2
 
@@ -419,7 +422,7 @@ async def test_timeout_per_client_and_per_call(kind: str) -> None:
         (lambda c: c.chat.ask(5, "", ask_type="Audio", file_ids=[1, 2]), ["fileIds"]),
         (lambda c: c.chat.ask(5, "hi", ask_type="Smell"), ["chatAskType"]),
         (lambda c: c.listings.create({**LISTING, "SaleType": "lease"}), ["SaleType"]),
-        (lambda c: c.listings.list_page(SERIAL, page=0), ["PageNumber"]),
+        (lambda c: c.listings.list_page(SERIAL, page=-1), ["PageNumber"]),
         (lambda c: c.listings.delete(SERIAL, []), ["Keys"]),
     ],
 )
@@ -674,6 +677,8 @@ def paged(
 
     def serve(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
+        if body["PageNumber"] < 1:  # pages count from 1 here
+            return envelope(None, status=400, message="PageNumber must be 1 or more")
         size = min(body["PageSize"], cap)
         start = (body["PageNumber"] - 1) * size
         if past_end and body["PageNumber"] > 1 and start >= total:

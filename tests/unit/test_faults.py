@@ -66,3 +66,22 @@ def test_hallucinations_are_off_by_default_and_drawn_per_question() -> None:
     assert half.hallucination(questions[0]) is None
     half.clear()
     assert half.hallucinate_rate == 0.0
+
+
+def test_spare_next_lets_the_next_requests_through_untouched() -> None:
+    faults = Faults(fail_rate=1.0, spare_next=2, only={"RealEstateList"})
+    assert not faults.decide("Edit").fail  # not an operation the faults apply to: not spared
+    assert faults.spare_next == 2
+    assert [faults.decide("RealEstateList").fail for _ in range(4)] == [False, False, True, True]
+
+
+def test_the_faults_in_effect_are_said_in_words() -> None:
+    assert Faults().in_effect() == []
+    faults = Faults(latency_ms=40, fail_rate=0.25, rate_limit=(5, 10), only={"ClientAsk"})
+    assert faults.in_effect() == [
+        "latency 40 ms (only ClientAsk)",
+        "25% of requests fail with 500 (only ClientAsk)",
+        "at most 5 requests per 10 s per chatbot, then 429 (only ClientAsk)",
+    ]
+    faults.clear()
+    assert faults.in_effect() == []

@@ -117,7 +117,9 @@ def test_a_non_ascii_session_key_is_a_configuration_error_not_unicode_encode_err
 def test_a_blank_key_counts_as_not_set(blank: str) -> None:
     client = Client(base_url=BASE, api_key=blank, session_key=SESSION_KEY)
     assert repr(client) == f"Client(base_url='{BASE}', api_key=not set, session_key=set)"
-    with pytest.raises(errors.ConfigurationError, match="needs the API key: pass api_key="):
+    with pytest.raises(
+        errors.ConfigurationError, match="no API key: pass api_key= or set ESTATEBOT_API_KEY"
+    ):
         client.chatbots.models()
 
 
@@ -202,7 +204,7 @@ def test_the_default_limits() -> None:
     client = Client(base_url=BASE, api_key=API_KEY)
     assert client._config.max_reply_bytes == 64 * 2**20
     assert client._config.deadline == 120.0
-    assert client._config.stream_deadline is None
+    assert client._config.stream_deadline == 600.0
 
 
 def test_the_sync_client_bounds_every_socket_read_by_the_deadline(

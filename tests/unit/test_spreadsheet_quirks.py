@@ -1,4 +1,4 @@
-"""The reader against what spreadsheet programs do to a file (issue 25).
+"""The reader against what spreadsheet programs do to a file.
 
 Real xlsx files written with openpyxl (read by both engines, calamine and openpyxl) and csv
 files, each holding a quirk an analyst's Excel or Calc leaves behind: numbers stored as text,

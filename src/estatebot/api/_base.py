@@ -14,7 +14,7 @@ sync and async clients (:mod:`estatebot.api.client`) add only the send loop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, Protocol, TypeVar
@@ -47,11 +47,13 @@ class Credential(Enum):
 class Operation:
     """One operation of the service.
 
-    ``retry_after_send`` says whether another attempt is safe once the request may have reached
-    the server. Connect failures prove it did not, so every operation retries those.
-    ``retry_throttled`` says whether a 429 (the server refused the request, so did nothing) is
-    waited out and retried even so: a create is, a chat message is not (the chat shows the
-    rate-limit message instead).
+    Retries go by what a failure means. Some prove the request was not carried out: a connect
+    failure (it never left) and HTTP 429 and 503 (the server says it did not handle it). Those
+    are retried for every operation, a 429 only where ``retry_throttled`` (a chat message is
+    not: its 429 is the chatbot's rate-limit message, for the person chatting, and the chat
+    panel and the test harness wait it out themselves). ``retry_after_send`` says whether
+    another attempt is safe after any other failure, once the request may have been carried out
+    unanswered (a dropped connection, a read timeout, a 500).
     """
 
     name: str
@@ -59,7 +61,7 @@ class Operation:
     path: str
     credential: Credential
     retry_after_send: bool = True
-    retry_throttled: bool = False
+    retry_throttled: bool = True
 
 
 EDIT = Operation("Edit", "POST", "/chat/Chatbot/Edit", Credential.API_KEY)
@@ -67,34 +69,32 @@ MODEL_LIST = Operation("ModelList", "GET", "/chat/Chatbot/ModelList", Credential
 # A spare session left by a retried GetSession is harmless, so it is retried like the rest.
 GET_SESSION = Operation("GetSession", "POST", "/chat/Chatbot/GetSession", Credential.API_KEY)
 # A second ClientAsk would be a second question: charged, counted against the rate limit and
-# answered twice. Never retried once sent.
+# answered twice. Never retried once it may have been answered (a 503 was not); a 429 is shown.
 CLIENT_ASK = Operation(
-    "ClientAsk", "POST", "/chat/Chat/ClientAsk", Credential.API_KEY, retry_after_send=False
+    "ClientAsk",
+    "POST",
+    "/chat/Chat/ClientAsk",
+    Credential.API_KEY,
+    retry_after_send=False,
+    retry_throttled=False,
 )
 # Create is not idempotent, and a deployment need not refuse a second listing with the same
-# MLSNumber or Url: once the request may have gone out it is never sent again blind (the sync
-# runner looks the key up first). The addendum lets it take either key.
+# MLSNumber or Url: once the request may have been carried out it is never sent again blind
+# (the sync runner, listings.sync.apply.sender, looks the key up first). A 429 or 503 did
+# nothing, so those are waited out. The addendum lets it take either key.
 CREATE = Operation(
     "RealEstateCreate",
     "POST",
     "/chat/Chatbot/RealEstateCreate",
     Credential.EITHER,
     retry_after_send=False,
-    retry_throttled=True,
 )
 UPDATE = Operation("RealEstateUpdate", "POST", "/chat/Chatbot/RealEstateUpdate", Credential.EITHER)
 LIST = Operation("RealEstateList", "POST", "/chat/Chatbot/RealEstateList", Credential.SESSION_KEY)
-# A second Delete after a lost reply would find the listings gone and answer 0: a count that is
-# not the service's answer to the request that did the work. Never retried once sent (a 429
-# did nothing, so it is waited out); the sync's runner looks the keys up instead.
-DELETE = Operation(
-    "RealEstateDelete",
-    "POST",
-    "/chat/Chatbot/RealEstateDelete",
-    Credential.EITHER,
-    retry_after_send=False,
-    retry_throttled=True,
-)
+# Delete is idempotent: deleting a deleted listing changes nothing (unknown keys are ignored), so
+# a failed one is sent again. Its count is the answer to the attempt that was answered, never
+# a sum: after an unanswered attempt that did the work, the answer may count fewer.
+DELETE = Operation("RealEstateDelete", "POST", "/chat/Chatbot/RealEstateDelete", Credential.EITHER)
 
 OPERATIONS: dict[str, Operation] = {
     op.name: op for op in (EDIT, MODEL_LIST, GET_SESSION, CLIENT_ASK, CREATE, UPDATE, LIST, DELETE)
@@ -106,12 +106,20 @@ OPERATIONS: dict[str, Operation] = {
 
 @dataclass(frozen=True)
 class Call(Generic[T]):
-    """One call ready to send: its operation, JSON body and the parser of the reply's ``Data``."""
+    """One call ready to send: its operation, JSON body and the parser of the reply's ``Data``.
+
+    ``serial`` is the chatbot the call names, when a 404 to it means that chatbot is unknown
+    (its error then says to check the serial). ``after_retries``, if set, checks the result
+    against the failed attempts before the one answered (a delete's count, after an attempt that
+    may have deleted listings unanswered): it returns the result or raises.
+    """
 
     operation: Operation
     body: dict[str, Any] | None
     parse: Callable[[Any], T]
     timeout: TimeoutArg = None
+    serial: str | None = None
+    after_retries: Callable[[T, Sequence[errors.EstatebotError]], T] | None = None
 
 
 def validate(operation: Operation, model: type[M], data: Mapping[str, Any]) -> M:
@@ -192,7 +200,13 @@ class SyncSender(Protocol):
 
     def _request(self, call: Call[T]) -> T: ...
 
-    def _send(self, call: Call[Any], *, stream: bool) -> Reply: ...
+    def _send(
+        self,
+        call: Call[Any],
+        *,
+        stream: bool,
+        failures: list[errors.EstatebotError] | None = None,
+    ) -> Reply: ...
 
     def _live_body(self, operation: Operation, response: httpx.Response) -> Iterator[bytes]: ...
 
@@ -202,7 +216,13 @@ class AsyncSender(Protocol):
 
     async def _request(self, call: Call[T]) -> T: ...
 
-    async def _send(self, call: Call[Any], *, stream: bool) -> Reply: ...
+    async def _send(
+        self,
+        call: Call[Any],
+        *,
+        stream: bool,
+        failures: list[errors.EstatebotError] | None = None,
+    ) -> Reply: ...
 
     def _live_body(
         self, operation: Operation, response: httpx.Response

@@ -7,16 +7,17 @@ call's result type; :func:`transport_error` turns an httpx failure into an
 reply was read (its deadline, its size cap, its encoding) into the project's error;
 :func:`is_live_stream` tells a live stream from an envelope. A redirect is never followed: it is
 an error saying where the service points to and which base URL to set (:func:`redirect_error`).
+Given what the call asked (:class:`~._hints.Asked`), an error also says what to do: check the
+serial, the key, the base URL (:mod:`._hints`). The wait a failure asks for is read by
+:mod:`._retry_after`.
 """
 
 from __future__ import annotations
 
-import math
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -28,33 +29,32 @@ from estatebot.api import models
 from estatebot.api._base import Call, Operation
 from estatebot.api._body import BodyDecodeError, ReplyTooLarge
 from estatebot.api._deadline import Deadline, DeadlinePassed
+from estatebot.api._hints import Asked, credential_hint, not_found_hint, unreachable
 from estatebot.api._reading import without_references
 from estatebot.api._redact import MASK, redact
 from estatebot.api._retry import NOT_SENT
+from estatebot.api._retry_after import parse_retry_after, retry_after_from
+from estatebot.api._text import whole_text
+
+__all__ = [
+    "StreamBody",
+    "api_error",
+    "attempt_error",
+    "failure_hint",
+    "is_live_stream",
+    "parse_data",
+    "parse_response",
+    "parse_retry_after",
+    "problem_message",
+    "redirect_error",
+    "settled",
+    "shown_url",
+    "transport_error",
+]
 
 T = TypeVar("T")
 
 _BOM = b"\xef\xbb\xbf"
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """A ``Retry-After`` header in seconds: delta-seconds or an HTTP date; None if absent/bad."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:  # an HTTP date is always GMT
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if math.isnan(seconds) or math.isinf(seconds):
-        return None
-    return max(seconds, 0.0)
 
 
 def _envelope(content: bytes) -> models.Envelope | None:
@@ -65,7 +65,7 @@ def _envelope(content: bytes) -> models.Envelope | None:
         # (a List page of 100 listings is some 80 kB).
         raw = pydantic_core.from_json(content, cache_strings="keys")
     except (ValueError, UnicodeDecodeError):
-        return None
+        raw = _with_lone_surrogates(content)
     if not isinstance(raw, dict):
         return None
     if b'"$id"' in content or b'"$values"' in content:
@@ -78,6 +78,26 @@ def _envelope(content: bytes) -> models.Envelope | None:
         # Some replies leave out Success (or send null): then Code alone tells.
         envelope.success = envelope.code is None or 200 <= envelope.code < 300
     return envelope
+
+
+def _with_lone_surrogates(content: bytes) -> Any:
+    """JSON that pydantic's reader refuses for half a character (``"\\ud83c"`` with no low
+    half, as a .NET string cut mid-character is written), read by the standard library and
+    made whole text (a lone half becomes U+FFFD); None if it is not JSON at all."""
+    try:
+        return _whole_strings(json.loads(content))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+def _whole_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return whole_text(value)
+    if isinstance(value, list):
+        return [_whole_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {whole_text(key): _whole_strings(item) for key, item in value.items()}
+    return value
 
 
 def problem_message(content: bytes) -> str:
@@ -109,10 +129,14 @@ def api_error(
     envelope: models.Envelope | None,
     retry_after: float | None = None,
     content: bytes = b"",
+    *,
+    asked: Asked | None = None,
 ) -> errors.APIError:
     """The error for a failed reply: its class from the HTTP status, or from ``Code`` when the
     HTTP status says success (``Success: false`` with HTTP 200). Without an envelope message, a
-    problem body (``application/problem+json``, ASP.NET validation) says what went wrong."""
+    problem body (``application/problem+json``, ASP.NET validation) says what went wrong.
+
+    Knowing what the call ``asked``, the error also says what to do (:func:`failure_hint`)."""
     code = envelope.code if envelope is not None else None
     kind = status if status >= 400 else (code if code is not None and code >= 400 else None)
     cls = errors.error_class_for(kind) if kind is not None else errors.APIError
@@ -123,9 +147,25 @@ def api_error(
         phrase = httpx.codes.get_reason_phrase(status)
         message = f"HTTP {status} {phrase}".strip() if status >= 400 else "the service failed"
     message = redact(message)
+    hint = failure_hint(kind, asked) if asked is not None else None
     return cls(
-        message, operation=operation.name, code=code, status_code=status, retry_after=retry_after
+        message,
+        operation=operation.name,
+        code=code,
+        status_code=status,
+        retry_after=retry_after,
+        hint=redact(hint) if hint else None,
     )
+
+
+def failure_hint(kind: int | None, asked: Asked) -> str | None:
+    """What to do about a failure of status (or ``Code``) ``kind`` to a call that ``asked``:
+    check the serial after a 404 to a call naming a chatbot, the key after a 401 or 403."""
+    if kind == 404 and asked.serial is not None:
+        return not_found_hint(asked.serial)
+    if kind in (401, 403) and (asked.sent or asked.unset):
+        return credential_hint(kind, asked)
+    return None
 
 
 # Query parameters whose values are credentials more often than not.
@@ -202,12 +242,14 @@ def parse_response(
     url: str | None = None,
     *,
     stream: bool = False,
+    asked: Asked | None = None,
 ) -> Any:
     """The ``Data`` of a successful reply; raises the matching :class:`~errors.APIError`.
 
     ``url`` is the address asked, against which a relative redirect is resolved. For a reply to
     ``stream: true`` read whole (``stream``), a 2xx body that is not an envelope is the stream
-    itself: a :class:`StreamBody`.
+    itself: a :class:`StreamBody`. ``asked`` (what the call named and carried) lets an error say
+    what to do.
     """
     if 300 <= status < 400:
         raise redirect_error(operation, status, headers, url)
@@ -220,8 +262,7 @@ def parse_response(
         raise errors.APIError(
             "the reply is not a JSON envelope", operation=operation.name, status_code=status
         )
-    retry_after = parse_retry_after(headers.get("retry-after"))
-    raise api_error(operation, status, envelope, retry_after, content)
+    raise api_error(operation, status, envelope, retry_after_from(headers), content, asked=asked)
 
 
 def parse_data(call: Call[T], data: Any, status: int) -> T:
@@ -250,15 +291,39 @@ def parse_data(call: Call[T], data: Any, status: int) -> T:
         ) from None
 
 
+#: Transport failures that mean the host was not reached: a name that does not resolve, a
+#: refused connection, no answer to the connection attempt.
+_UNREACHED = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+def settled(call: Call[T], result: T, failures: Sequence[errors.EstatebotError]) -> T:
+    """``result``, checked against the failed attempts before it by the call's
+    ``after_retries`` (when it has one and there were any)."""
+    if call.after_retries is None or not failures:
+        return result
+    return call.after_retries(result, failures)
+
+
 def transport_error(
-    operation: Operation, exc: httpx.TransportError, *, mid_stream: bool = False
+    operation: Operation,
+    exc: httpx.TransportError,
+    *,
+    mid_stream: bool = False,
+    asked: Asked | None = None,
 ) -> errors.APIConnectionError:
     """An httpx transport failure as :class:`~errors.APIConnectionError` (or its timeout kind).
 
-    Raise it ``from exc``: the retry policy reads the cause to know whether anything was sent.
+    A host that cannot be reached is named, with the setting that chose it (``asked`` says where
+    the call went). Raise it ``from exc``: the retry policy reads the cause to know whether
+    anything was sent.
     """
     detail = redact(str(exc)) or type(exc).__name__
     sent = not isinstance(exc, NOT_SENT)
+    if isinstance(exc, _UNREACHED) and asked is not None and asked.base_url:
+        message = redact(unreachable(asked, detail))
+        if isinstance(exc, httpx.TimeoutException):
+            return errors.APITimeoutError(message, operation=operation.name, sent=sent)
+        return errors.APIConnectionError(message, operation=operation.name, sent=sent)
     if isinstance(exc, httpx.TimeoutException):
         what = "timed out waiting for the next fragment" if mid_stream else "timed out"
         return errors.APITimeoutError(f"{what} ({detail})", operation=operation.name, sent=sent)
@@ -274,13 +339,14 @@ def attempt_error(
     cap: int,
     mid_stream: bool = False,
     status: int | None = None,
+    asked: Asked | None = None,
 ) -> errors.EstatebotError:
     """A failure while a reply (or a stream) was sent or read, as the project's error.
 
     ``exc`` is an httpx transport error, or the :class:`DeadlinePassed`, :class:`ReplyTooLarge`
     or :class:`BodyDecodeError` of the reading; ``mid_stream`` says it came while the body of a
     live stream was read. A timeout once the ``deadline`` has run out is the deadline's, named as
-    such (and not retried); any other is the transport's.
+    such (and not retried); any other is the transport's. ``asked`` says where the call went.
     """
     if isinstance(exc, ReplyTooLarge):
         size = f" ({cap / 2**20:g} MiB)" if cap >= 2**20 else ""
@@ -307,7 +373,7 @@ def attempt_error(
             what, operation=operation.name, sent=sent, deadline=deadline.seconds
         )
     if isinstance(exc, httpx.TransportError):
-        return transport_error(operation, exc, mid_stream=mid_stream)
+        return transport_error(operation, exc, mid_stream=mid_stream, asked=asked)
     raise TypeError(f"not a failure of a reply: {type(exc).__name__}")  # pragma: no cover
 
 

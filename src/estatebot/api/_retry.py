@@ -17,16 +17,39 @@ import tenacity
 
 from estatebot import errors
 from estatebot.api._base import Operation
+from estatebot.api._settings import count, wait
 
 logger = logging.getLogger("estatebot.api")
 
 #: Transport failures that prove the request never reached the server.
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-RETRY_STATUSES = frozenset({408, 429})
+#: Statuses that say the server did not handle the request: safe to send again, whatever it is.
+NOT_HANDLED = frozenset({429, 503})
+#: Other statuses worth another attempt, where the operation may be sent again (and any 5xx).
+RETRY_STATUSES = frozenset({408})
 
 
 def _not_sent(exc: BaseException) -> bool:
     return isinstance(exc, errors.APIConnectionError) and isinstance(exc.__cause__, NOT_SENT)
+
+
+def may_have_run(exc: BaseException) -> bool:
+    """Whether the service may have carried out, unanswered, the request that failed with
+    ``exc``: a transport failure once it was sent (dropped, reset, timed out), a 408 or a 5xx.
+    Not a request that never left, nor one the service says it did not handle (429, 503), nor
+    one it refused (another 4xx)."""
+    if isinstance(exc, errors.APIConnectionError):
+        return exc.sent and not _not_sent(exc)
+    if isinstance(exc, errors.APIError):
+        kind = exc.kind
+        return kind is not None and kind not in NOT_HANDLED and (kind == 408 or kind >= 500)
+    return False
+
+
+def _not_handled(operation: Operation, exc: BaseException) -> bool:
+    if not isinstance(exc, errors.APIError) or exc.kind not in NOT_HANDLED:
+        return False
+    return exc.kind != 429 or operation.retry_throttled
 
 
 @dataclass(frozen=True)
@@ -34,15 +57,26 @@ class RetryPolicy:
     """When another attempt is made, and after how long.
 
     ``max_retries`` attempts after the first; a jittered exponential backoff from
-    ``backoff_base`` seconds up to ``backoff_max``; a ``Retry-After`` from the service is
+    ``backoff_base`` seconds up to ``backoff_max``; the wait the service asks for
+    (``Retry-After``, ``RateLimit-Reset``, ``X-RateLimit-Reset``: see :mod:`._retry_after`) is
     honoured instead. One longer than ``max_retry_after`` seconds is not waited out at all: the
-    error is raised at once, with its ``retry_after``, for the caller to decide.
+    error is raised at once, with its ``retry_after``, for the caller to decide. Each setting
+    must be a finite number, none below 0 (:class:`~errors.ConfigurationError` names it).
+
+    What is retried goes by what the failure means (see :class:`~._base.Operation`): a request
+    that never left or that the server says it did not handle (429, 503), for every operation;
+    any other transport failure, 408 or 5xx only where the operation may be sent again.
     """
 
     max_retries: int = 3
     backoff_base: float = 0.5
     backoff_max: float = 8.0
     max_retry_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        count(self.max_retries, "max_retries")
+        for name in ("backoff_base", "backoff_max", "max_retry_after"):
+            wait(getattr(self, name), name)
 
     def should_retry(self, operation: Operation, exc: BaseException | None) -> bool:
         """Whether the failure ``exc`` of ``operation`` deserves another attempt."""
@@ -56,16 +90,14 @@ class RetryPolicy:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None and retry_after > self.max_retry_after:
             return False  # waiting less than asked would only be refused again
+        if _not_handled(operation, exc):
+            return True
         if not operation.retry_after_send:
-            return (
-                operation.retry_throttled
-                and isinstance(exc, errors.APIError)
-                and 429 in (exc.status_code, exc.code)
-            )
+            return False
         if isinstance(exc, errors.APIConnectionError):  # reset, dropped, read timeout
             return True
         if isinstance(exc, errors.APIError):
-            status = exc.status_code if exc.status_code and exc.status_code >= 400 else exc.code
+            status = exc.kind
             return status is not None and (status in RETRY_STATUSES or status >= 500)
         return False
 

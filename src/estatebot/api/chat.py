@@ -60,7 +60,7 @@ def _session_id(data: Any) -> int:
 def session_call(serial: str, timeout: TimeoutArg) -> Call[int]:
     """The GetSession call for chatbot ``serial``."""
     body = validate(GET_SESSION, SessionRequest, {"serialNumber": serial})
-    return Call(GET_SESSION, to_wire(body), _session_id, timeout)
+    return Call(GET_SESSION, to_wire(body), _session_id, timeout, serial=serial)
 
 
 def ask_call(
@@ -91,8 +91,9 @@ class _StreamState:
     def end(self) -> list[str]:
         """The texts left at the end of the body; the result is known from here on."""
         texts = self._texts(self.decoder.flush)
+        rest = self.assembler.finish()  # half a character never completed: U+FFFD
         self.result = self.assembler.result()
-        return texts
+        return [*texts, rest] if rest else texts
 
     def whole(self, data: Any) -> list[str]:
         """A plain JSON answer (a service that ignored ``stream: true``) as one fragment, or a
@@ -105,14 +106,15 @@ class _StreamState:
             raise errors.APIError(
                 f"unexpected Data in the reply: {exc}", operation=CLIENT_ASK.name, status_code=200
             ) from None
-        self.assembler.add(Fragment(answer.content))
+        text = self.assembler.add(Fragment(answer.content)) or ""
+        text += self.assembler.finish() or ""
         self.result = StreamResult(
             AnswerID=answer.message_id,
-            Answer=answer.content,
+            Answer=text,
             TotalToken=answer.total_tokens,
             noAnswer=answer.no_answer,
         )
-        return [answer.content] if answer.content else []
+        return [text] if text else []
 
     def stop(self) -> None:
         """The stream was closed: the result is what arrived (``complete=False`` if no final)."""

@@ -24,7 +24,7 @@ _MODEL_LIST: TypeAdapter[list[AIModel]] = TypeAdapter(list[AIModel])
 def edit_call(serial: str, settings: dict[str, Any], timeout: TimeoutArg) -> Call[int]:
     """The Edit call; unknown setting names are reported by the model (it forbids extras)."""
     body = validate(EDIT, ChatbotSettings, {"serialNumber": serial, **settings})
-    return Call(EDIT, to_wire(body), parse_int, timeout)
+    return Call(EDIT, to_wire(body), parse_int, timeout, serial=serial)
 
 
 def models_call(timeout: TimeoutArg) -> Call[list[AIModel]]:

@@ -9,6 +9,7 @@ running event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from functools import cached_property
@@ -21,13 +22,20 @@ from pydantic import SecretStr
 from estatebot.api import _deadline, _redact
 from estatebot.api._base import Call, Operation, Reply
 from estatebot.api._body import BodyDecodeError, BodyReader, ReplyTooLarge
-from estatebot.api._config import DEFAULT_DEADLINE, DEFAULT_MAX_REPLY_BYTES, ClientConfig
+from estatebot.api._config import (
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_STREAM_DEADLINE,
+    ClientConfig,
+)
 from estatebot.api._deadline import Deadline, DeadlinePassed
+from estatebot.api._hints import Asked
 from estatebot.api._responses import (
     attempt_error,
     is_live_stream,
     parse_data,
     parse_response,
+    settled,
 )
 from estatebot.api._retry import RetryPolicy, log_attempt
 from estatebot.api.chat import AsyncChat, Chat
@@ -53,13 +61,13 @@ class _ClientBase(Generic[HttpT]):
         base_url: str | None = None,
         api_key: str | SecretStr | None = None,
         session_key: str | SecretStr | None = None,
-        timeout: float | httpx.Timeout = 30.0,
+        timeout: float | httpx.Timeout | None = 30.0,
         max_retries: int = 3,
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
         max_retry_after: float = 60.0,
         deadline: float | None = DEFAULT_DEADLINE,
-        stream_deadline: float | None = None,
+        stream_deadline: float | None = DEFAULT_STREAM_DEADLINE,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         http_client: HttpT | None = None,
     ) -> None:
@@ -87,7 +95,7 @@ class _ClientBase(Generic[HttpT]):
         ``type(client).like(client)`` replaces a closed one. The keys pass as the secrets
         they are held in, never as text."""
         config, policy = other._config, other._policy
-        return cls(
+        made = cls(
             base_url=config.base_url,
             api_key=config.api_key,
             session_key=config.session_key,
@@ -100,6 +108,9 @@ class _ClientBase(Generic[HttpT]):
             backoff_max=policy.backoff_max,
             max_retry_after=policy.max_retry_after,
         )
+        # The address is copied as is; whether it was the default, for the errors, goes along.
+        made._config = dataclasses.replace(made._config, default_base_url=config.default_base_url)
+        return made
 
     @property
     def base_url(self) -> str:
@@ -124,6 +135,7 @@ class _ClientBase(Generic[HttpT]):
         response: httpx.Response | None,
         *,
         mid_stream: bool = False,
+        asked: Asked | None = None,
     ) -> EstatebotError:
         """``exc``, raised while a reply was sent or read, as the project's error."""
         status = response.status_code if response is not None else None
@@ -134,6 +146,7 @@ class _ClientBase(Generic[HttpT]):
             cap=self._config.max_reply_bytes,
             mid_stream=mid_stream,
             status=status,
+            asked=asked,
         )
 
 
@@ -151,14 +164,21 @@ class Client(_ClientBase[httpx.Client]):
     bounds one whole attempt, from sending to the last byte of the reply (and to the start of a
     streamed answer), however the bytes trickle in; a reply that misses it raises
     :class:`~estatebot.errors.APITimeoutError` naming it, and is not retried.
-    ``stream_deadline`` optionally bounds a whole streamed answer. A reply whose body, once
+    ``stream_deadline`` bounds a whole streamed answer (10 minutes by default; None for no
+    bound). Every timeout, deadline and wait must be a finite number above 0 (a backoff or
+    ``max_retry_after`` may be 0): NaN, a negative or an infinite one is refused at once with a
+    :class:`~estatebot.errors.ConfigurationError` naming it. A reply whose body, once
     decoded, passes ``max_reply_bytes`` (64 MiB by default) is an
     :class:`~estatebot.errors.APIError` naming the cap, read no further (a gzip bomb
     included).
 
     Failed requests are retried up to ``max_retries`` times after the first attempt, with a
-    jittered exponential backoff from ``backoff_base`` to ``backoff_max`` seconds, or the
-    service's ``Retry-After`` (at most ``max_retry_after`` seconds). A redirect is never
+    jittered exponential backoff from ``backoff_base`` to ``backoff_max`` seconds, or the wait
+    the service asks for (``Retry-After``, ``RateLimit-Reset`` or ``X-RateLimit-Reset``; at most
+    ``max_retry_after`` seconds). A request the service says it did not handle (429, 503) is
+    retried for every operation (a chat message's 429 excepted: it is raised for the chat to
+    show); one that may have been carried out unanswered is sent again only where that is safe
+    (never a create or a chat message). A redirect is never
     followed (it could carry the keys to another host): it is an error saying where it points.
     An ``http_client`` passed in is used as is and left open when the client is closed (its
     reads are then checked against the deadline between chunks only).
@@ -191,22 +211,38 @@ class Client(_ClientBase[httpx.Client]):
         return Listings(self)
 
     def _request(self, call: Call[T]) -> T:
-        _, data = self._send(call, stream=False)
-        return parse_data(call, data, 200)
+        failures: list[EstatebotError] = []
+        _, data = self._send(call, stream=False, failures=failures)
+        return settled(call, parse_data(call, data, 200), failures)
 
-    def _send(self, call: Call[Any], *, stream: bool) -> Reply:
+    def _send(
+        self, call: Call[Any], *, stream: bool, failures: list[EstatebotError] | None = None
+    ) -> Reply:
+        """One call, attempted as the retry policy says; each failed attempt's error is added
+        to ``failures`` (when given) before the next."""
         request = self._http.build_request(**self._config.request_args(call, stream=stream))
+        asked = self._config.asked(call)
         retrying = tenacity.Retrying(
             sleep=self._sleep, **self._policy.tenacity_args(call.operation)
         )
         for attempt in retrying:
             with attempt:
                 number = attempt.retry_state.attempt_number
-                return self._attempt(call.operation, request, number, stream)
+                try:
+                    return self._attempt(call.operation, request, number, stream, asked)
+                except EstatebotError as exc:
+                    if failures is not None:
+                        failures.append(exc)
+                    raise
         raise AssertionError("unreachable: tenacity re-raises the last failure")
 
     def _attempt(
-        self, operation: Operation, request: httpx.Request, number: int, stream: bool
+        self,
+        operation: Operation,
+        request: httpx.Request,
+        number: int,
+        stream: bool,
+        asked: Asked | None = None,
     ) -> Reply:
         started = time.monotonic()
         deadline = Deadline.start(self._config.deadline)
@@ -222,13 +258,13 @@ class Client(_ClientBase[httpx.Client]):
             if response is not None:
                 response.close()
             log_attempt(operation, number, time.monotonic() - started, type(exc).__name__)
-            raise self._failure(operation, exc, deadline, response) from exc
+            raise self._failure(operation, exc, deadline, response, asked=asked) from exc
         log_attempt(operation, number, time.monotonic() - started, response.status_code)
         if body is None:
             return response, None
         url = str(request.url)
         return response, parse_response(
-            operation, response.status_code, response.headers, body, url, stream=stream
+            operation, response.status_code, response.headers, body, url, stream=stream, asked=asked
         )
 
     def _read(self, response: httpx.Response, deadline: Deadline) -> bytes:
@@ -308,22 +344,37 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
         return AsyncListings(self)
 
     async def _request(self, call: Call[T]) -> T:
-        _, data = await self._send(call, stream=False)
-        return parse_data(call, data, 200)
+        failures: list[EstatebotError] = []
+        _, data = await self._send(call, stream=False, failures=failures)
+        return settled(call, parse_data(call, data, 200), failures)
 
-    async def _send(self, call: Call[Any], *, stream: bool) -> Reply:
+    async def _send(
+        self, call: Call[Any], *, stream: bool, failures: list[EstatebotError] | None = None
+    ) -> Reply:
+        """One call, attempted as the retry policy says; see :meth:`Client._send`."""
         request = self._http.build_request(**self._config.request_args(call, stream=stream))
+        asked = self._config.asked(call)
         retrying = tenacity.AsyncRetrying(
             sleep=self._sleep, **self._policy.tenacity_args(call.operation)
         )
         async for attempt in retrying:
             with attempt:
                 number = attempt.retry_state.attempt_number
-                return await self._attempt(call.operation, request, number, stream)
+                try:
+                    return await self._attempt(call.operation, request, number, stream, asked)
+                except EstatebotError as exc:
+                    if failures is not None:
+                        failures.append(exc)
+                    raise
         raise AssertionError("unreachable: tenacity re-raises the last failure")
 
     async def _attempt(
-        self, operation: Operation, request: httpx.Request, number: int, stream: bool
+        self,
+        operation: Operation,
+        request: httpx.Request,
+        number: int,
+        stream: bool,
+        asked: Asked | None = None,
     ) -> Reply:
         started = time.monotonic()
         deadline = Deadline.start(self._config.deadline)
@@ -342,13 +393,13 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
             if response is not None:
                 await response.aclose()
             log_attempt(operation, number, time.monotonic() - started, type(exc).__name__)
-            raise self._failure(operation, exc, deadline, response) from exc
+            raise self._failure(operation, exc, deadline, response, asked=asked) from exc
         log_attempt(operation, number, time.monotonic() - started, response.status_code)
         if body is None:
             return response, None
         url = str(request.url)
         return response, parse_response(
-            operation, response.status_code, response.headers, body, url, stream=stream
+            operation, response.status_code, response.headers, body, url, stream=stream, asked=asked
         )
 
     async def _read(self, response: httpx.Response, deadline: Deadline) -> bytes:

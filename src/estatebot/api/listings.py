@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,6 +23,7 @@ from estatebot.api._base import (
     parse_new_id,
     validate,
 )
+from estatebot.api._retry import may_have_run
 from estatebot.api.models import (
     DeleteRequest,
     DeleteResult,
@@ -35,7 +36,7 @@ from estatebot.api.models import (
     to_wire,
 )
 from estatebot.api.paging import PageResult, PageWalk, refusal
-from estatebot.errors import EstatebotError
+from estatebot.errors import APIConnectionError, APIError, EstatebotError
 
 ListingArg = BaseModel | Mapping[str, Any]
 
@@ -46,7 +47,7 @@ _KEY_SOURCE = {KeyType.MLS_NUMBER.value: "MLSNumber", KeyType.URL.value: "Url"}
 def create_call(listing: ListingArg, timeout: TimeoutArg) -> Call[int]:
     """The RealEstateCreate call; its ``Data`` is the new listing's ID."""
     body = validate(CREATE, ListingInput, as_wire_dict(listing))
-    return Call(CREATE, to_wire(body), parse_new_id, timeout)
+    return Call(CREATE, to_wire(body), parse_new_id, timeout, serial=body.SerialNumber)
 
 
 def update_body(
@@ -76,7 +77,7 @@ def update_call(
 ) -> Call[int]:
     """The RealEstateUpdate call; its ``Data`` is the number of listings updated (0 or 1)."""
     body = validate(UPDATE, ListingUpdate, update_body(listing, key, key_type))
-    return Call(UPDATE, to_wire(body), parse_int, timeout)
+    return Call(UPDATE, to_wire(body), parse_int, timeout, serial=body.SerialNumber)
 
 
 def list_call(
@@ -88,25 +89,69 @@ def list_call(
     page_size: int,
     timeout: TimeoutArg,
 ) -> Call[ListingPage]:
-    """The RealEstateList call for one page."""
+    """The RealEstateList call for one page.
+
+    A 404 to page 1 is an unknown chatbot; past it, the service may be saying there are no more
+    pages (see :mod:`.paging`), so only page 1's error says to check the serial.
+    """
     fields = {"SerialNumber": serial, "CityName": city, "SaleType": sale_type}
     paging = {"MLSNumber": mls_number, "PageNumber": page, "PageSize": page_size}
     body = validate(LIST, ListRequest, {**fields, **paging})
-    return Call(LIST, to_wire(body), ListingPage.model_validate, timeout)
+    named = serial if page <= 1 else None
+    return Call(LIST, to_wire(body), ListingPage.model_validate, timeout, serial=named)
 
 
 def delete_call(
     serial: str, keys: Iterable[str] | str, key_type: KeyType | str, timeout: TimeoutArg
 ) -> Call[int]:
-    """The RealEstateDelete call; its result is the number of listings deleted."""
+    """The RealEstateDelete call; its result is the number of listings deleted (see
+    :func:`delete_count`)."""
     key_list = [keys] if isinstance(keys, str) else list(keys)
     data = {"SerialNumber": serial, "Keys": key_list, "KeyType": key_type}
     body = validate(DELETE, DeleteRequest, data)
-    return Call(DELETE, to_wire(body), _success_count, timeout)
+    asked = len(set(body.Keys))
+
+    def count(answered: int, failures: Sequence[EstatebotError]) -> int:
+        return delete_count(answered, failures, asked)
+
+    return Call(DELETE, to_wire(body), _success_count, timeout, serial=serial, after_retries=count)
 
 
 def _success_count(data: Any) -> int:
     return DeleteResult.model_validate(data).success_count
+
+
+def delete_count(answered: int, failures: Sequence[EstatebotError], asked: int) -> int:
+    """The number a delete of ``asked`` keys deleted, from the service's answer (``answered``)
+    to the attempt it answered, after the failed attempts before it (``failures``).
+
+    Counts are never added up across attempts: a failed attempt's count is unknown. After
+    attempts the service did not carry out (never sent, 429, 503), the answer is the whole
+    count. After one it may have carried out unanswered (a dropped reply, a 500), the listings
+    it deleted are gone from the next attempt's count: the answer is the whole count only when
+    it counts every key asked; otherwise how many were deleted is unknown, and that is raised
+    (as the failure of the attempt that may have done it) rather than a count that is too low.
+    """
+    unsure = [failure for failure in failures if may_have_run(failure)]
+    if not unsure or answered >= asked:
+        return answered
+    lost = unsure[-1]
+    note = (
+        f"; sent again, the service answered {answered} of the {asked} listings deleted, but "
+        "the attempt whose reply was lost may have deleted others: how many this delete "
+        "deleted is unknown (look the keys up)"
+    )
+    if isinstance(lost, APIError):
+        raise type(lost)(
+            lost.message + note,
+            operation=lost.operation,
+            code=lost.code,
+            status_code=lost.status_code,
+            hint=lost.hint,
+        ) from lost
+    reason = str(lost).removeprefix(f"{DELETE.name}: ")
+    kind = type(lost) if isinstance(lost, APIConnectionError) else APIConnectionError
+    raise kind(reason + note, operation=DELETE.name, sent=True) from lost
 
 
 class Listings(SyncResource):
@@ -157,14 +202,18 @@ class Listings(SyncResource):
         Paging follows :class:`~estatebot.api.paging.Pager`, the same logic as ``pull_listings``:
         a server page cap, a missing or wrong ``VirtualCount`` and a page past the end refused
         with 404 are all survived. A listing seen on an earlier page (rows moving while paging)
-        is left out of later ones, and a page left with none is skipped. A count that changed
-        between pages, or fewer listings than counted, is reported by a
+        is left out of later ones, and a page left with none is skipped; a page that brings no
+        listing not seen before ends the walk (a server that repeats its last page past the
+        end). A walk short of the count asks page 0 once, for a server that counts pages from
+        0: its listings come out last. Past a bound derived from the count and the page size,
+        the walk stops with a :class:`~estatebot.errors.PullError` saying what the server did.
+        A count that changed between pages, or fewer listings than counted, is reported by a
         :class:`~estatebot.errors.PullWarning` at the end. Errors are raised as they come.
         """
-        walk = PageWalk(page_size)
+        walk = PageWalk(page_size, page_zero=True)
         while (ask := walk.next_page()) is not None:
-            call = list_call(serial, city, sale_type, mls_number, *ask, timeout)
             try:
+                call = list_call(serial, city, sale_type, mls_number, *ask, timeout)
                 result: PageResult = self._client._request(call)
             except EstatebotError as error:
                 result = refusal(ask[0], error)  # raised unless it may be the end
@@ -180,7 +229,14 @@ class Listings(SyncResource):
         key_type: KeyType | str = KeyType.MLS_NUMBER,
         timeout: TimeoutArg = None,
     ) -> int:
-        """Delete listings by key; unknown keys are ignored. Returns the number deleted."""
+        """Delete listings by key; unknown keys are ignored. Returns the number deleted, as the
+        service answered it.
+
+        A failed delete is sent again (deleting is idempotent). The count is the service's
+        answer, never a sum over attempts; when an earlier attempt may have deleted listings
+        unanswered and the answer counts fewer than the keys asked, the count is unknown and
+        the earlier failure is raised, saying so (see :func:`delete_count`).
+        """
         return self._client._request(delete_call(serial, keys, key_type, timeout))
 
 
@@ -228,10 +284,10 @@ class AsyncListings(AsyncResource):
         timeout: TimeoutArg = None,  # noqa: ASYNC109
     ) -> AsyncIterator[ListingPage]:
         """Every page of the listings, in order; see :meth:`Listings.iter_pages`."""
-        walk = PageWalk(page_size)
+        walk = PageWalk(page_size, page_zero=True)
         while (ask := walk.next_page()) is not None:
-            call = list_call(serial, city, sale_type, mls_number, *ask, timeout)
             try:
+                call = list_call(serial, city, sale_type, mls_number, *ask, timeout)
                 result: PageResult = await self._client._request(call)
             except EstatebotError as error:
                 result = refusal(ask[0], error)  # raised unless it may be the end

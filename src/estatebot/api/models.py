@@ -192,7 +192,13 @@ def field_problems(error: ValidationError) -> list[tuple[str, str, Any]]:
 
 
 class Envelope(_Response):
-    """The common reply of every non-streaming operation."""
+    """The common reply of every non-streaming operation.
+
+    Some ASP.NET deployments (the ABP framework) wrap replies as ``{"result": ..., "success":
+    true, "error": null}``: with no ``Data`` (in any case), ``Result`` is read as ``Data``, and
+    with no ``Message``, the ``message`` and ``details`` of an ``error`` object as ``Message``.
+    A reply holding both ``Data`` and ``Result`` keeps ``Data``.
+    """
 
     data: Any = Field(default=None, alias="Data")
     version: str | None = Field(default=None, alias="Version")
@@ -201,11 +207,34 @@ class Envelope(_Response):
     code: int | None = Field(default=None, alias="Code")
     message: str = Field(default="", alias="Message")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _abp_wrapping(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        by_name: dict[str, Any] = {}
+        for key in data:
+            by_name.setdefault(str(key).lower(), key)
+        added: dict[str, Any] = {}
+        if "data" not in by_name and "result" in by_name:
+            added["Data"] = data[by_name["result"]]
+        error = data.get(by_name["error"]) if "error" in by_name else None
+        if "message" not in by_name and isinstance(error, dict):
+            added["Message"] = _abp_error_message(error)
+        return {**data, **added} if added else data
+
     @field_validator("message", mode="before")
     @classmethod
     def _null_message(cls, value: Any) -> Any:
         # .NET services write "Message": null on success.
         return "" if value is None else value
+
+
+def _abp_error_message(error: dict[str, Any]) -> str:
+    """The text of an ABP ``error`` object: its ``message``, then its ``details``."""
+    fields = {str(key).lower(): value for key, value in error.items()}
+    texts = [str(fields[name]).strip() for name in ("message", "details") if fields.get(name)]
+    return ": ".join(text for text in texts if text)
 
 
 # --------------------------------------------------------------------------- chatbots
@@ -406,7 +435,9 @@ class ListRequest(_Request):
     CityName: str | None = None
     SaleType: _SaleType | None = None
     MLSNumber: str | None = None
-    PageNumber: int = Field(default=1, ge=1)
+    # 0 too: a deployment that counts pages from 0 keeps its first page there (the pager asks
+    # page 0 once when the listings come up short of the count).
+    PageNumber: int = Field(default=1, ge=0)
     PageSize: int = Field(default=20, ge=1)
 
 

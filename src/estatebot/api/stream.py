@@ -8,7 +8,9 @@ framed, so every framing the addendum lists is accepted, detected from the first
 * anything else: Server-Sent Events, one object per event's data, with an optional ``[DONE]``.
 
 :class:`StreamDecoder` turns bytes (in chunks of any size) into :data:`StreamEvent` values;
-:class:`AnswerAssembler` turns those into a :class:`~estatebot.api.models.StreamResult`.
+:class:`AnswerAssembler` turns those into the fragment texts to hand out, always whole text (a
+character cut between two fragments, as ``\ud83c`` then ``\udfe1``, is joined: see
+:mod:`._text`), and a :class:`~estatebot.api.models.StreamResult`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from httpx_sse import ServerSentEvent
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 from pydantic import ValidationError
 
+from estatebot.api._text import SurrogateJoiner, whole_text
 from estatebot.api.models import StreamResult
 
 
@@ -284,11 +287,17 @@ class StreamDecoder:
 
 
 class AnswerAssembler:
-    """Accumulates stream events into the answer and the final :class:`StreamResult`."""
+    """Accumulates stream events into the answer and the final :class:`StreamResult`.
+
+    Every text it hands out is whole: a high surrogate ending a fragment is held back until the
+    next fragment brings its low half (or the stream ends: then it is U+FFFD), so each text
+    encodes as UTF-8 and the texts joined are the answer.
+    """
 
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._final: Final | None = None
+        self._joiner = SurrogateJoiner()
 
     def add(self, event: StreamEvent) -> str | None:
         """Record one event; returns the fragment text to show, if any.
@@ -300,22 +309,34 @@ class AnswerAssembler:
         if isinstance(event, Final):
             self._final = event
             return None
-        self._parts.append(event.text)
-        return event.text or None
+        text = self._joiner.push(event.text)
+        self._parts.append(text)
+        return text or None
+
+    def finish(self) -> str | None:
+        """The text held back at the end of the stream (U+FFFD for half a character whose other
+        half never came), recorded as the answer's last text; None if nothing was held."""
+        text = self._joiner.end()
+        if not text:
+            return None
+        self._parts.append(text)
+        return text
 
     @property
     def text(self) -> str:
-        """The fragments joined so far."""
+        """The fragments handed out so far, joined."""
         return "".join(self._parts)
 
     def result(self) -> StreamResult:
         """The final object (its answer falling back to the fragments), or the fragments alone
-        marked ``complete=False`` when the stream ended without a final object."""
+        marked ``complete=False`` when the stream ended without a final object. Ends the
+        fragments (:meth:`finish`)."""
+        self.finish()
         if self._final is None:
             return StreamResult.model_validate({"Answer": self.text, "complete": False})
         payload = dict(self._final.payload)
-        if not payload.get("Answer"):
-            payload["Answer"] = self.text
+        answer = payload.get("Answer")
+        payload["Answer"] = whole_text(answer) if answer else self.text
         return StreamResult.model_validate(payload)
 
 

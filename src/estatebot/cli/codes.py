@@ -50,7 +50,9 @@ class ExitCode(IntEnum):
 #: The table the README and ``estatebot --help`` show: code, meaning, the commands that use it.
 TABLE: tuple[tuple[int, str, str], ...] = (
     (0, "success: the command did its job", "all"),
-    (1, "error: the command could not do its job (bad input, the service, a stale plan)", "all"),
+    (1, "error: the command could not do its job (bad input, the service, a stale plan, another "
+     "run holding the chatbot past --lock-wait, a damaged run folder, an interrupted run of "
+     "another command)", "all"),
     (2, "with --detailed-exitcode: changes planned (plan) or made",
      "plan, sync, cleanup, apply, undo"),
     (3, "with --detailed-exitcode: rows invalid or held back, changes or not", "plan, sync, apply"),

@@ -7,7 +7,9 @@ command line shows from the library (errors, plan notes, invalid rows' reasons, 
 goes through it.
 
 :func:`report_error` prints an error as one line (no traceback unless ``--debug``), masks any
-key, and gives the exit code.
+key, and gives the exit code. :func:`library_warnings_as_lines` does the same for the library's
+warnings (a cell made safe in a spreadsheet, pages a pull skipped): one ``warning: ...`` line
+each, instead of Python's two lines naming the warning's class and a line of our source.
 
 Both depend on the run's :class:`Settings` (``--debug``, the command), which the app's callback
 puts in Typer's context (``ctx.obj``): no module-level state changes while a command runs. Called
@@ -20,7 +22,9 @@ from __future__ import annotations
 import importlib
 import re
 import traceback
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -32,7 +36,15 @@ from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import err_console, safe
 from estatebot.errors import EstatebotError
 
-__all__ = ["Settings", "current_settings", "in_cli_terms", "report_error", "settings_of"]
+__all__ = [
+    "Settings",
+    "current_settings",
+    "in_cli_terms",
+    "library_warnings_as_lines",
+    "report_error",
+    "settings_of",
+    "warning_line",
+]
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,13 @@ def _skip_pages(run: Settings, match: re.Match[str]) -> str:
     return "(try again when the service answers)"
 
 
+def _pages_missing(run: Settings, match: re.Match[str]) -> str:
+    # The library speaks of its data frame; pull writes a file of it, other commands a plan.
+    if run.command == "pull":
+        return "; their listings are not in the file"
+    return "; their listings are missing"
+
+
 #: A rule's replacement: a template, or a function of the run's settings and the match.
 _Replacement = str | Callable[[Settings, re.Match[str]], str]
 
@@ -109,6 +128,11 @@ _RULES: tuple[tuple[re.Pattern[str], _Replacement], ...] = (
     (re.compile(r"\bencoding=(?=[\s,;)]|$)"), "--encoding NAME"),
     (re.compile(r"\bstatuses="), "--statuses FILE"),
     (re.compile(r"\bforce_delete_count=(\d+)"), r"--force-delete-count \1"),
+    (re.compile(r"\bforce_identity_count=(\d+)"), r"--force-identity-count \1"),
+    (re.compile(r"\bmax_memory='([^']*)'"), r'--max-memory "\1"'),
+    (re.compile(r"\bmax_memory=(?= \(now)"), "--max-memory"),
+    (re.compile(r"\bmax_memory="), "--max-memory SIZE"),
+    (re.compile(r"\bpass blank_unknown_location=True"), "pass --blank-unknown-location"),
     (re.compile(r"\bmax_delete_fraction=([\d.]+)"), r"--max-delete-fraction \1"),
     (re.compile(r"\bforce=True"), "--force"),
     (re.compile(r"\ballow_incomplete=True"), "--allow-incomplete"),
@@ -116,9 +140,12 @@ _RULES: tuple[tuple[re.Pattern[str], _Replacement], ...] = (
     (re.compile(r"\bcreate_missing=False"), "--no-create"),
     (re.compile(r"\bdelete_missing=True"), "--delete-missing"),
     (re.compile(r"\(pass on_error='skip' to keep the pages that did arrive\)"), _skip_pages),
+    (re.compile(r"; the frame is incomplete\b"), _pages_missing),
+    (re.compile(r"\bcheck serial="), "check --serial / ESTATEBOT_SERIAL"),
     (re.compile(r"\bsent_values= another path, or sent_values=False"),
      "--sent-values FILE for another file, or --no-sent-values"),
     (re.compile(r"pass (?:base_url|api_key|session_key)= or set "), "set "),
+    (re.compile(r"\((?:base_url|api_key|session_key)= or (ESTATEBOT_\w+)\)"), r"(\1)"),
     (re.compile(r" \(see the sheet's issues\)"), " (listed above)"),
     (re.compile(r"\(see \.failures\)"), "(see the report: --report FILE)"),
 )  # fmt: skip
@@ -168,3 +195,47 @@ def report_error(error: BaseException, settings: Settings | None = None) -> Exit
         )
     console.print(f"error: {safe(redact(text))}", style="bold red", soft_wrap=True)
     return ExitCode.ERROR
+
+
+def warning_line(message: str, settings: Settings | None = None) -> str:
+    """A warning of the library as the command line shows it: ``warning: ...`` in its terms,
+    keys masked, control characters escaped. ``settings`` as for :func:`report_error`."""
+    run = settings if settings is not None else current_settings()
+    return f"warning: {safe(redact(in_cli_terms(message, run)))}"
+
+
+def _ours(category: type[Warning]) -> bool:
+    return category.__module__.split(".")[0] == "estatebot"
+
+
+@contextmanager
+def library_warnings_as_lines(settings: Settings | None = None) -> Iterator[None]:
+    """For the block, print each warning of estatebot's own classes as one line
+    (:func:`warning_line`); other libraries' warnings are printed as Python prints them.
+
+    Only the text changes (the block swaps :func:`warnings.formatwarning`): which warnings are
+    shown still follows Python's filters (``-W``, ``PYTHONWARNINGS``), and whoever records
+    warnings instead of printing them (``pytest.warns``, ``catch_warnings(record=True)``) still
+    gets them. ``settings`` as for :func:`report_error`; without them, each warning is said in
+    the terms of the command running when it is issued, so the block may start before the
+    command's settings exist (around the whole app).
+    """
+    formatted_by_python = warnings.formatwarning
+
+    def formatted(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        line: str | None = None,
+    ) -> str:
+        if _ours(category):
+            return warning_line(str(message), settings) + "\n"
+        return formatted_by_python(message, category, filename, lineno, line)
+
+    # Put back by hand: catch_warnings restores the filters and showwarning, not this.
+    warnings.formatwarning = formatted
+    try:
+        yield
+    finally:
+        warnings.formatwarning = formatted_by_python

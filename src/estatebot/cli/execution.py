@@ -10,11 +10,11 @@ nothing is done twice and the backup keeps the listings as they were before the 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.text import Text
@@ -62,9 +62,17 @@ def journal_progress(journal: Path) -> tuple[int, int]:
     return done, len(records)
 
 
-def apply_options(files: Files, flags: ApplyFlags, progress: bool | None) -> ApplyOptions:
+def apply_options(
+    files: Files,
+    flags: ApplyFlags,
+    progress: bool | None,
+    guards: Mapping[str, Any] | None = None,
+) -> ApplyOptions:
     """The options of an apply from the command line: its flags, with the journal and backup of
-    ``files`` (always both: the command line has no way to run without them)."""
+    ``files`` (always both: the command line has no way to run without them). ``guards`` are
+    the command's own guard flags (``max_delete_fraction``, ``force_delete_count``,
+    ``force_identity_count``), which the apply checks again against the service as it is: a
+    plan read back from a file is never trusted for them."""
     from estatebot.listings.sync.apply.apply_options import ApplyOptions
 
     return ApplyOptions(
@@ -74,6 +82,7 @@ def apply_options(files: Files, flags: ApplyFlags, progress: bool | None) -> App
         progress=progress,
         force=flags.force,
         sent_values=flags.sent(),
+        **dict(guards or {}),
     )
 
 
@@ -86,6 +95,7 @@ def carry_out(
     *,
     progress: bool | None,
     resume_hint: str | None = None,
+    guards: Mapping[str, Any] | None = None,
 ) -> ApplyReport:
     """``apply_plan`` with the journal and backup of ``files``; on Ctrl-C, say how to resume.
 
@@ -95,7 +105,8 @@ def carry_out(
     from estatebot.listings.sync.apply.phases import apply_plan
 
     try:
-        return apply_plan(plan, client, serial, options=apply_options(files, flags, progress))
+        options = apply_options(files, flags, progress, guards)
+        return apply_plan(plan, client, serial, options=options)
     except KeyboardInterrupt:
         _interrupted(plan, files, serial, resume_hint)
         raise typer.Exit(ExitCode.INTERRUPTED) from None
@@ -128,14 +139,22 @@ def tracked(run: Run | None, files: Files) -> Iterator[None]:
 
     A run stopped before its first write (a stale plan refused, the service unreachable) is
     marked failed: there is nothing to resume, and the next run plans afresh. One stopped
-    after it (interrupted, killed) stays ``applying``, so the same command resumes it.
+    after it (interrupted, killed) stays ``applying``, so the same command resumes it. A
+    resumed run whose journal another process holds (``LockHeldError``) stays ``applying``
+    too: that process is going on with it.
     """
+    from estatebot.listings.sync.apply.held_lock import LockHeldError
+
     if run is None:
         yield
         return
+    before = run.status
     run.mark("applying")
     try:
         yield
+    except LockHeldError:
+        run.mark("applying" if before == "applying" else "failed")
+        raise
     except BaseException:
         _, started = journal_progress(files.journal)
         if started == 0:

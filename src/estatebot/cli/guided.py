@@ -4,7 +4,9 @@ A plan with something to do gets a run folder (:mod:`~estatebot.cli.runs`) holdi
 its workbook, the journal, the backup and the report; the person is asked (``--yes`` for jobs;
 without a terminal nothing is asked and nothing applied); the apply is journaled and backed up;
 the report is shown and saved. The same command run again after an interruption finds the run
-still ``applying`` and resumes its plan, unless ``--no-resume``.
+still ``applying`` and resumes its plan, unless ``--no-resume``; a command that asks for
+something else is refused, and a damaged run folder named (the rules are in
+:mod:`~estatebot.cli.resuming`).
 
 An ``undo`` is such a run too, bound to the run it undoes; what it cannot do (a listing changed
 since that run, a unit nobody knows) makes it exit 4, "part of the work could not be done".
@@ -14,23 +16,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.text import Text
 
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.confirm import Answer, ask_to_apply
-from estatebot.cli.console import out_console, safe
-from estatebot.cli.execution import Files, carry_out, journal_progress, resume_command, tracked
+from estatebot.cli.console import out_console
+from estatebot.cli.execution import Files, carry_out, resume_command, tracked
 from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.plan_options import ApplyFlags, ShowFlags
-from estatebot.cli.plan_view import Detail, render_plan
+from estatebot.cli.plan_view import render_plan
 from estatebot.cli.report_view import render_report, shown_path
-from estatebot.cli.runs import RUNS_DIR, Kind, Run, file_digest, find_unfinished, new_run
+from estatebot.cli.resuming import NothingToResumeError, ResumeRefusedError, remaining
+from estatebot.cli.run_fingerprint import Fingerprint, differences
+from estatebot.cli.run_health import check_run
+from estatebot.cli.runs import (
+    RUNS_DIR,
+    DamagedRunError,
+    Kind,
+    Run,
+    damaged_unfinished,
+    find_unfinished,
+    new_run,
+    resume_ways,
+    set_aside,
+)
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
+    from estatebot.listings.sync.apply.held_lock import HeldLock
     from estatebot.listings.sync.sync_plan import SyncPlan
 
 __all__ = ["Guided", "RunFlags", "RunsDirOption"]
@@ -88,6 +104,16 @@ class Guided:
     exits: ExitFlags = field(default_factory=ExitFlags)
     #: ``undo``: the folder of the run it undoes (an interrupted undo of it is resumed).
     undoes: Path | None = None
+    #: What shaped this command's plan (stored in a new run's ``run.json``): an interrupted
+    #: run is resumed only by a command with the same (see :mod:`~estatebot.cli.resuming`).
+    fingerprint: Fingerprint = field(default_factory=dict)
+    #: ``--resume``: finish the interrupted run whatever this command asks.
+    resume: bool = False
+    #: The run lock held (told the run's folder once there is one).
+    lock: HeldLock | None = None
+    #: The command's guard flags, checked again by the apply against the service as it is
+    #: (a resumed plan is read back from its file, which is never trusted for them).
+    guards: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from estatebot.listings.remote.sent_record import service_address
@@ -99,12 +125,20 @@ class Guided:
     # -- resuming
 
     def resume_if_interrupted(self) -> None:
-        """Resume the run this command left interrupted (exits when there is one)."""
+        """Resume the run this command left interrupted (and exit), or return to plan afresh;
+        refuse one made by another command, or one that cannot be read (see the module)."""
+        self._damaged_records()
         run = find_unfinished(
             self.runs.runs_dir, self.kind, serial=self.serial, service=self.service,
             sheet=self.sheet, undoes=self.undoes,
         )  # fmt: skip
         if run is None:
+            if self.resume:
+                raise NothingToResumeError(
+                    f"nothing to resume: no {self.kind} {self._of()}is left interrupted in "
+                    f"{shown_path(self.runs.runs_dir)} for chatbot {self.serial} at "
+                    f"{self.service} (without --resume, the command plans afresh)"
+                )
             return
         if self.runs.no_resume:
             run.mark("abandoned")
@@ -112,27 +146,69 @@ class Guided:
                 Text(f"The interrupted run in {shown_path(run.folder)} is abandoned (--no-resume).")
             )
             return
-        self._resume(run)
+        plan = check_run(run, resume_ways(self.kind, run.folder))
+        said = differences(run.fingerprint, self.fingerprint)
+        if said and not self.resume:
+            raise ResumeRefusedError(
+                f"the {self.kind} interrupted in {shown_path(run.folder)} (started "
+                f"{run.started}) was planned by another command: {'; '.join(said)}. Nothing "
+                "was done. --resume finishes that run's plan as it was made; --no-resume "
+                "abandons it and plans afresh"
+            )
+        self._resume_checked(run, plan, said)
 
-    def _resume(self, run: Run) -> NoReturn:
-        from estatebot.listings.sync.sync_plan import SyncPlan
+    def _of(self) -> str:
+        if self.sheet is not None:
+            return f"of {shown_path(self.sheet)} "
+        if self.undoes is not None:
+            return f"of {shown_path(self.undoes)} "
+        return ""
 
-        plan = SyncPlan.load(run.plan_path)
-        done, _ = journal_progress(run.journal_path)
-        total = len(plan.operations())
+    def _damaged_records(self) -> None:
+        """A damaged run folder of this kind that may be this chatbot's: set aside with
+        ``--no-resume``, else the end of the command (nobody can tell what it was)."""
+        found = damaged_unfinished(
+            self.runs.runs_dir, self.kind, serial=self.serial, service=self.service
+        )
+        if found and not self.runs.no_resume:
+            damaged = found[-1]
+            raise DamagedRunError(
+                damaged.file, damaged.problem, resume_ways(self.kind, damaged.folder)
+            )
+        for damaged in found:
+            set_aside(damaged)
+            self.console.print(
+                Text(
+                    f"The run in {shown_path(damaged.folder)}, whose {damaged.file.name} is "
+                    f"damaged ({damaged.problem}), is set aside (--no-resume).",
+                )
+            )
+
+    def _resume_checked(self, run: Run, plan: SyncPlan, said: list[str]) -> NoReturn:
+        """Show what is left of ``run``'s plan, ask, and apply it with the run's journal."""
+        from estatebot.listings.sync.apply.journal_records import read_journal
+
+        records = read_journal(run.journal_path).records()
+        done = {name for name, record in records.items() if record.done}
+        left = remaining(plan, done)
+        total, todo = len(plan.operations()), len(left.operations())
         self.console.print(
             Text(
                 f"Resuming the {self.kind} interrupted in {shown_path(run.folder)} (started "
-                f"{run.started}): {done} of {total} operations were done. Its plan goes on with "
-                "its journal and backup, so nothing is done twice (--no-resume plans afresh).",
+                f"{run.started}): {total - todo} of {total} operations were done, {todo} are "
+                "left. Its plan goes on with its journal and backup, so nothing is done twice "
+                "(--no-resume plans afresh).",
                 style="bold",
             )
         )
-        if self.sheet is not None and run.sheet_digest not in (None, file_digest(self.sheet)):
+        if said:
             self.console.print(
-                Text(f"Note: {safe(self.sheet.name)} changed since that plan was made.", "yellow")
+                Text(f"Resumed as asked (--resume), although {'; '.join(said)}.", "yellow")
             )
-        render_plan(self.console, plan, detail=Detail.SUMMARY)
+        render_plan(
+            self.console, left, detail=self.show.detail, max_rows=self.show.max_rows,
+            where="the run's plan.xlsx",
+        )  # fmt: skip
         self._confirm_and_apply(plan, run, resumed=True)
 
     # -- a new plan
@@ -173,6 +249,11 @@ class Guided:
     # -- asking and applying
 
     def _confirm_and_apply(self, plan: SyncPlan, run: Run, *, resumed: bool) -> NoReturn:
+        if not resumed:
+            run.fingerprint = dict(self.fingerprint)
+            run.mark("planned")
+        if self.lock is not None:
+            self.lock.note_run_folder(run.folder)
         files = Files(plan=run.plan_path, journal=run.journal_path, backup=run.backup_path)
         verb = "Resume applying" if resumed else "Apply"
         answer = ask_to_apply(f"{verb} this plan to chatbot {self.serial}?", yes=self.runs.yes)
@@ -183,7 +264,7 @@ class Guided:
         with tracked(run, files):
             report = carry_out(
                 plan, self.client, self.serial, files, self.applying, progress=self.progress,
-                resume_hint=hint,
+                resume_hint=hint, guards=self.guards,
             )  # fmt: skip
         report.to_excel(run.report_path)
         self.console.print()

@@ -39,7 +39,12 @@ from estatebot.cli.commands import (
 )
 from estatebot.cli.commands import demo as demo_command
 from estatebot.cli.console import err_console
-from estatebot.cli.error_messages import Settings, report_error, settings_of
+from estatebot.cli.error_messages import (
+    Settings,
+    library_warnings_as_lines,
+    report_error,
+    settings_of,
+)
 
 __all__ = ["EstatebotGroup", "app", "main"]
 
@@ -84,7 +89,8 @@ class EstatebotGroup(TyperGroup):
         ``ctx`` still holds the run's settings: once the context closes they are gone.
         """
         try:
-            return super().invoke(ctx)
+            with library_warnings_as_lines():  # each of the library's warnings as one line
+                return super().invoke(ctx)
         except KeyboardInterrupt:
             err_console().print("\nInterrupted.", style="bold yellow")
             raise

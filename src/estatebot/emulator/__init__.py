@@ -7,6 +7,7 @@ foreground with :func:`serve`::
 
     with emulator.running() as server:       # demo data; server.base_url, .api_key, ...
         server.faults.latency_ms = 50        # faults and options can change while it runs
+        server.faults.rate_limit = (5, 10)   # 5 requests per chatbot in any 10 s, then 429
         ...
 
 It shares only :mod:`estatebot.api.models` with the client and never imports the client. Its
@@ -17,7 +18,7 @@ service never installs a web server.
 # First: without the optional extra this raises one clear ImportError naming it.
 from . import _extra  # noqa: F401
 from .app import AI_MODELS, Emulator, Framing, Options, create_app
-from .faults import FaultDecision, Faults
+from .faults import FaultDecision, Faults, RateLimit
 from .hallucinate import Falsification
 from .seed import DEMO_API_KEY, DEMO_SERIAL, DEMO_SESSION_KEY, SAMPLE_LISTINGS
 from .server import EmulatorServer, running, serve
@@ -37,6 +38,7 @@ __all__ = [
     "Framing",
     "ListingConflict",
     "Options",
+    "RateLimit",
     "Store",
     "Workspace",
     "create_app",

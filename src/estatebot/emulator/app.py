@@ -4,7 +4,13 @@
 with the decisions of ``spec/addendum.md``. Every request goes through the same steps, in order:
 
 1. count it in ``request_counts[operation]`` (so a test can prove that nothing was sent);
-2. faults (:mod:`.faults`): latency, then an injected 429 or 500;
+2. faults (:mod:`.faults`): latency, then an injected 429 or 500. With a rate limit set
+   (``faults.rate_limit``) the app first finds the chatbot the request is about, for the limit
+   is per chatbot: the body's serial number (for ClientAsk, the session's chatbot), when the
+   request's credential is valid and the chatbot is of its workspace (anything else is not
+   counted, and gets its 401 or 404 from the steps below). Reading it does not consume the
+   body, and a body declaring more than ``max_body_bytes`` (or no length) is not read for it.
+   The limit's 429 carries the chatbot's ``RateLimitMessage``, as the contract's does;
 3. credential → 401 (:mod:`.routes.base`): ``Authorization`` (the raw API key) for Edit,
    ModelList, GetSession and ClientAsk; ``chatrobot-sessionkey`` for RealEstateList; either one
    for RealEstateCreate, RealEstateUpdate and RealEstateDelete;
@@ -38,6 +44,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from estatebot.api.models import API_VERSION
@@ -45,11 +52,12 @@ from estatebot.api.models import API_VERSION
 from .body_size import DEFAULT_MAX_BODY_BYTES, check_limit
 from .envelope import Failure, envelope_response
 from .faults import Faults
-from .routes.base import Options
-from .routes.chat import ChatRoutes
+from .json_body import INT64_MAX, INT64_MIN, UnreadableBody, decode
+from .routes.base import PARSE_ON_LOOP_BYTES, Options
+from .routes.chat import DEFAULT_RATE_LIMIT_MESSAGE, ChatRoutes
 from .routes.chatbots import AI_MODELS, ChatbotRoutes
 from .routes.listings import ListingRoutes, list_record
-from .store import Store
+from .store import Chatbot, Store
 from .streaming import Framing, StreamReply, check_framing, stream_response
 
 # The package and the tests import these from here, wherever they are defined.
@@ -85,16 +93,17 @@ class Emulator(ChatbotRoutes, ChatRoutes, ListingRoutes):
     async def dispatch(self, operation: str, request: Request) -> Response:
         """Handle one request of ``operation`` through the steps of the module docstring."""
         self.request_counts[operation] += 1
-        decision = self.faults.decide(operation)
+        chatbot = await self._limited_chatbot(operation, request)
+        decision = self.faults.decide(operation, chatbot.serial if chatbot else None)
         if decision.latency_ms:
             await asyncio.sleep(decision.latency_ms / 1000)
         if decision.throttle:
+            message = "Too many requests. Please retry later."
+            if decision.rate_limited and chatbot is not None:
+                limit_message = chatbot.settings.get("RateLimitMessage")
+                message = str(limit_message or DEFAULT_RATE_LIMIT_MESSAGE)
             return envelope_response(
-                None,
-                429,
-                "Too many requests. Please retry later.",
-                retry_after=max(1, int(self.faults.retry_after_s)),
-                cut=decision.drop,
+                None, 429, message, retry_after=decision.retry_after_s, cut=decision.drop
             )
         if decision.fail:
             return envelope_response(None, 500, "Internal server error", cut=decision.drop)
@@ -119,6 +128,37 @@ class Emulator(ChatbotRoutes, ChatRoutes, ListingRoutes):
             )
         return envelope_response(result, cut=decision.drop)
 
+    async def _limited_chatbot(self, operation: str, request: Request) -> Chatbot | None:
+        """The chatbot the rate limit counts this request against (see the module), or None."""
+        if self.faults.rate_limit is None or not self.faults.applies_to(operation):
+            return None
+        length = request.headers.get("content-length", "")
+        if not length.isdigit() or int(length) > self.options.max_body_bytes:
+            return None
+        try:
+            workspace = self._authenticate(operation, request)
+        except Failure:
+            return None
+        # Starlette keeps the body read here for the handler's own reading of it.
+        raw = await request.body()
+        try:
+            if len(raw) <= PARSE_ON_LOOP_BYTES:
+                body = decode(raw)
+            else:  # as the operations do: a large body is parsed off the event loop
+                body = await run_in_threadpool(decode, raw)
+        except UnreadableBody:
+            return None
+        if not isinstance(body, dict):
+            return None
+        # Bound as the operations bind their fields: names in any case.
+        fields = {str(name).lower(): value for name, value in body.items()}
+        serial: object = fields.get("serialnumber")
+        if operation == "ClientAsk":
+            session = _whole_number(fields.get("sessionid"))
+            serial = self.store.session_chatbot(session) if session is not None else None
+        chatbot = self.store.chatbot(serial) if isinstance(serial, str) and serial else None
+        return chatbot if chatbot is not None and chatbot.workspace_id == workspace else None
+
     def _handlers(self) -> dict[str, Callable[[Request, int], Awaitable[Any]]]:
         return {
             "Edit": self.edit,
@@ -130,6 +170,14 @@ class Emulator(ChatbotRoutes, ChatRoutes, ListingRoutes):
             "RealEstateList": self.list_listings,
             "RealEstateDelete": self.delete_listings,
         }
+
+
+def _whole_number(value: object) -> int | None:
+    """``value`` if it is a whole number SQLite holds (a larger one is the handler's 400 to give,
+    not an error here), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX:
+        return value
+    return None
 
 
 # --------------------------------------------------------------------------- the app

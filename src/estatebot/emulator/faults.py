@@ -10,11 +10,33 @@ The app asks :meth:`Faults.decide` once per request and acts on the :class:`Faul
 * ``latency_ms`` — sleep that long before handling the request;
 * ``throttle`` — answer 429 with ``Retry-After: retry_after_s`` (the next ``throttle_burst``
   requests get it, then the server is normal again);
+* ``rate_limited`` — answer 429 because the chatbot the request is about had ``rate_limit``
+  requests already in the last seconds (see below), with ``Retry-After`` the seconds until a
+  slot frees, rounded up;
 * ``fail`` — answer an HTTP 500 envelope (probability ``fail_rate``);
 * ``drop`` — start the real reply and close the connection in the middle of its body
   (probability ``drop_rate``): a plain reply announces its full Content-Length and sends half
   of it, a stream stops after about half of its objects without its end marker. Either way the
   client sees a transport error, never a clean reply.
+
+``rate_limit = RateLimit(N, SECONDS)`` (a pair ``(N, SECONDS)`` is taken too; None turns it
+off) admits at most N requests per chatbot in any window of SECONDS seconds: a sliding window,
+like the contract's message limit, and per chatbot because the contract's 429 carries the
+chatbot's ``RateLimitMessage``. The app names the chatbot a request is about (its body's serial
+number; for ClientAsk, the session's chatbot) only when it is one of the caller's own: a
+request naming none (ModelList, a wrong key, another workspace's chatbot) is neither counted
+nor limited. Only admitted requests count; the window is measured on ``clock``
+(``time.monotonic`` unless a test gives another), and setting a new limit starts every window
+afresh. From Python::
+
+    from estatebot.emulator.faults import RateLimit
+
+    server.faults.rate_limit = RateLimit(5, 10)  # 5 requests per chatbot in any 10 s, then 429
+    server.faults.rate_limit = None              # off
+
+``spare_next`` lets the next N requests through untouched by any fault (counted down like
+``throttle_burst``): with ``only={"RealEstateList"}`` and ``fail_rate=1``, ``spare_next=1``
+fails every page of a pull but the first.
 
 One fault changes answers rather than requests: ``hallucinate_rate`` is the share of ClientAsk
 answers listing homes in which the emulator states something its listings do not say (a wrong
@@ -28,9 +50,45 @@ call :meth:`Faults.reseed` to restart the sequence.
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Collection
+import time
+from collections import deque
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """At most ``count`` requests per chatbot in any window of ``seconds`` seconds."""
+
+    count: int
+    seconds: float
+
+    def __post_init__(self) -> None:
+        count, seconds = self.count, self.seconds
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(
+                f"rate_limit: the count of requests must be a whole number >= 1, not {count!r}"
+            )
+        number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+        if not (number and math.isfinite(seconds) and seconds > 0):
+            raise ValueError(
+                f"rate_limit: the window must be a positive number of seconds, not {seconds!r}"
+            )
+
+    @classmethod
+    def of(cls, value: RateLimit | tuple[int, float] | None) -> RateLimit | None:
+        """``value`` as a limit: a :class:`RateLimit`, a ``(count, seconds)`` pair or None."""
+        if value is None or isinstance(value, RateLimit):
+            return value
+        if not isinstance(value, tuple) or len(value) != 2:
+            raise ValueError(f"rate_limit must be (count, seconds) or None, not {value!r}")
+        return cls(*value)
+
+    def __str__(self) -> str:
+        return f"{self.count} requests per {self.seconds:g} s"
 
 
 @dataclass(frozen=True)
@@ -41,6 +99,10 @@ class FaultDecision:
     throttle: bool = False
     fail: bool = False
     drop: bool = False
+    #: The throttle is the rate limit's (not ``throttle_burst``'s).
+    rate_limited: bool = False
+    #: The ``Retry-After`` of a throttled request, in whole seconds (None when not throttled).
+    retry_after_s: int | None = None
 
     @property
     def any(self) -> bool:
@@ -60,10 +122,25 @@ class Faults:
     hallucinate_rate: float = 0.0
     only: Collection[str] | None = None
     seed: int | None = 0
+    rate_limit: RateLimit | None = None
+    spare_next: int = 0
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
     _rng: random.Random = field(init=False, repr=False, compare=False)
+    # The times of the requests admitted in the current window, per chatbot serial, oldest first.
+    _admitted: dict[str, deque[float]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A limit is checked when set (not on the next request, where a bad one would be a 500)
+        # and a new one starts every window afresh.
+        if name == "rate_limit":
+            value = RateLimit.of(value)
+            object.__setattr__(self, "_admitted", {})
+        object.__setattr__(self, name, value)
 
     def reseed(self, seed: int | None = None) -> None:
         """Restart the random sequence (with a new seed when given)."""
@@ -78,28 +155,72 @@ class Faults:
         self.throttle_burst = 0
         self.drop_rate = 0.0
         self.hallucinate_rate = 0.0
+        self.rate_limit = None
+        self.spare_next = 0
         self.only = None
 
     def applies_to(self, operation: str) -> bool:
         """Whether faults apply to this operation name (``only`` unset means all)."""
         return self.only is None or operation in self.only
 
-    def decide(self, operation: str) -> FaultDecision:
-        """Draw the faults for one request of ``operation``; consumes one throttle slot if used."""
+    def decide(self, operation: str, chatbot: str | None = None) -> FaultDecision:
+        """Draw the faults for one request of ``operation`` about ``chatbot`` (a serial, or None
+        when it names none); consumes one throttle or spare slot if used, and counts the request
+        against the rate limit when admitted."""
         if not self.applies_to(operation):
+            return FaultDecision()
+        if self.spare_next > 0:
+            self.spare_next -= 1
             return FaultDecision()
         throttle = self.throttle_burst > 0
         if throttle:
             self.throttle_burst -= 1
+        wait = None if throttle or chatbot is None else self._admit(chatbot)
+        refused = throttle or wait is not None
+        if throttle:
+            wait = max(1, int(self.retry_after_s))
         # Draw both numbers every time so the sequence does not depend on which rates are set.
         fail_draw = self._rng.random()
         drop_draw = self._rng.random()
         return FaultDecision(
             latency_ms=max(0.0, float(self.latency_ms)),
-            throttle=throttle,
-            fail=not throttle and fail_draw < self.fail_rate,
+            throttle=refused,
+            fail=not refused and fail_draw < self.fail_rate,
             drop=drop_draw < self.drop_rate,
+            rate_limited=refused and not throttle,
+            retry_after_s=wait,
         )
+
+    def _admit(self, chatbot: str) -> int | None:
+        """Count a request about ``chatbot``: None when the rate limit admits it, else the whole
+        seconds until the oldest request in the window leaves it (and a slot frees)."""
+        limit = self.rate_limit
+        if limit is None:
+            return None
+        now = self.clock()
+        times = self._admitted.setdefault(chatbot, deque())
+        while times and times[0] <= now - limit.seconds:
+            times.popleft()
+        if len(times) < limit.count:
+            times.append(now)
+            return None
+        # Rounded up to whole seconds, past float noise (3.15 + 1.0 - 3.15 is a hair over 1).
+        return max(1, math.ceil(round(times[0] + limit.seconds - now, 9)))
+
+    def in_effect(self) -> list[str]:
+        """The faults that are on, in words, one item each (an empty list when none is)."""
+        shown = [
+            f"latency {self.latency_ms:g} ms" if self.latency_ms else "",
+            f"{_share(self.fail_rate)} of requests fail with 500" if self.fail_rate else "",
+            f"{_share(self.drop_rate)} of replies cut off" if self.drop_rate else "",
+            f"the next {self.throttle_burst} requests get 429" if self.throttle_burst else "",
+            f"at most {self.rate_limit} per chatbot, then 429" if self.rate_limit else "",
+            f"{_share(self.hallucinate_rate)} of answers listing homes misstate one"
+            if self.hallucinate_rate
+            else "",
+        ]
+        only = f" (only {', '.join(sorted(self.only))})" if self.only is not None else ""
+        return [text + only for text in shown if text]
 
     def hallucination(self, question: str) -> random.Random | None:
         """A generator to falsify the answer to ``question`` with, or None to answer truly.
@@ -113,3 +234,8 @@ class Faults:
         seed = f"{self.seed}\x1f{question}" if self.seed is not None else None
         rng = random.Random(seed)
         return rng if rng.random() < self.hallucinate_rate else None
+
+
+def _share(rate: float) -> str:
+    """A rate as a percentage: ``0.25`` -> ``25%``."""
+    return f"{rate * 100:g}%"

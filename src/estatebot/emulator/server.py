@@ -2,7 +2,17 @@
 
 :func:`running` is a context manager yielding an :class:`EmulatorServer` on a free loopback port;
 it starts in well under a second and stops cleanly on exit. :func:`serve` blocks and prints the
-base URL and the demo credentials (they are the emulator's public demo values, not secrets).
+base URL, the demo credentials (they are the emulator's public demo values, not secrets) and the
+faults in effect.
+
+Faults can be set when it starts (``latency_ms``, ``fail_rate``, ``hallucinate_rate``,
+``rate_limit``, and the option ``stream_delay_ms``) or changed while it runs, on
+``server.faults`` (:class:`~.faults.Faults`)::
+
+    server.faults.latency_ms = 200
+    server.faults.rate_limit = (5, 10)   # 5 requests per chatbot in any 10 s, then 429
+    server.faults.rate_limit = None      # off
+    server.stream_delay_ms = 50
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from estatebot.api.models import ChatbotSettings
 
 from .app import Emulator, create_app
 from .body_size import DEFAULT_MAX_BODY_BYTES, check_limit
-from .faults import Faults
+from .faults import Faults, RateLimit
 from .hallucinate import Falsification
 from .seed import (
     DEMO_API_KEY,
@@ -186,9 +196,12 @@ def _build(
     max_body_bytes: int,
     hallucinate_rate: float = 0.0,
     fault_seed: int | None = 0,
+    rate_limit: RateLimit | tuple[int, float] | None = None,
 ) -> tuple[Store, Emulator, Any]:
     if not 0.0 <= hallucinate_rate <= 1.0:
         raise ValueError(f"hallucinate_rate must be between 0 and 1, got {hallucinate_rate}")
+    # Checked before the store is made: a bad limit leaves no database file behind.
+    limit = RateLimit.of(rate_limit)
     store = Store(str(db))
     load_seed(store, seed)
     faults = Faults(
@@ -196,6 +209,7 @@ def _build(
         fail_rate=fail_rate,
         hallucinate_rate=hallucinate_rate,
         seed=fault_seed,
+        rate_limit=limit,
     )
     app = create_app(
         store,
@@ -206,6 +220,21 @@ def _build(
         max_body_bytes=max_body_bytes,
     )
     return store, app.state.emulator, app
+
+
+def _faults_shown(emulator: Emulator) -> list[str]:
+    """The banner's lines on faults: each one in effect (with the fault seed when any is drawn
+    at random), or that there are none."""
+    faults = emulator.faults
+    shown = faults.in_effect()
+    delay = emulator.options.stream_delay_ms
+    if delay:
+        shown.append(f"{delay:g} ms between the objects of a streamed answer")
+    if not shown:
+        return ["faults: none"]
+    drawn = faults.fail_rate or faults.drop_rate or faults.hallucinate_rate
+    seed = [f"fault seed {faults.seed}"] if drawn else []
+    return ["faults:", *(f"  {line}" for line in [*shown, *seed])]
 
 
 @contextmanager
@@ -222,6 +251,7 @@ def running(
     port: int = 0,
     hallucinate_rate: float = 0.0,
     fault_seed: int | None = 0,
+    rate_limit: RateLimit | tuple[int, float] | None = None,
 ) -> Iterator[EmulatorServer]:
     """Serve the emulator on 127.0.0.1 in a background thread for the ``with`` block.
 
@@ -234,7 +264,8 @@ def running(
     ``hallucinate_rate`` is the share of answers listing homes that misstate one listing (a
     wrong price or bedroom count, or a listing the chatbot does not have), drawn from
     ``fault_seed`` and each question's text: the same seed falsifies the same answers.
-    ``server.falsified`` records each one by message ID.
+    ``server.falsified`` records each one by message ID. ``rate_limit`` (``(count, seconds)``)
+    admits at most ``count`` requests per chatbot in any ``seconds`` (see :mod:`.faults`).
     """
     store, emulator, app = _build(
         db,
@@ -247,6 +278,7 @@ def running(
         max_body_bytes,
         hallucinate_rate,
         fault_seed,
+        rate_limit,
     )
     sock = _bind_socket("127.0.0.1", port)
     _quiet_drops()
@@ -295,12 +327,14 @@ def serve(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     hallucinate_rate: float = 0.0,
     fault_seed: int | None = 0,
+    rate_limit: RateLimit | tuple[int, float] | None = None,
 ) -> None:
-    """Serve the emulator in the foreground until interrupted; prints how to reach it.
+    """Serve the emulator in the foreground until interrupted; prints how to reach it and the
+    faults in effect.
 
-    ``hallucinate_rate`` and ``fault_seed`` are as for :func:`running`.
+    ``hallucinate_rate``, ``fault_seed`` and ``rate_limit`` are as for :func:`running`.
     """
-    store, _emulator, app = _build(
+    store, emulator, app = _build(
         db,
         seed,
         latency_ms,
@@ -311,6 +345,7 @@ def serve(
         max_body_bytes,
         hallucinate_rate,
         fault_seed,
+        rate_limit,
     )
     try:
         # Listening before the address is printed: whoever reads it can connect at once, and a
@@ -321,6 +356,8 @@ def serve(
         print(f"  ESTATEBOT_BASE_URL={base_url}")
         print(f"  ESTATEBOT_API_KEY={DEMO_API_KEY}")
         print(f"  ESTATEBOT_SESSION_KEY={DEMO_SESSION_KEY}")
+        for line in _faults_shown(emulator):
+            print(f"  {line}")
         print(f"  demo chatbot serial: {DEMO_SERIAL}", flush=True)
         config = uvicorn.Config(app, access_log=False, log_level="info")
         uvicorn.Server(config).run(sockets=[sock])

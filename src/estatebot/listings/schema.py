@@ -68,6 +68,12 @@ UNLISTED_COLUMNS: tuple[str, ...] = tuple(
     not in {*LIST_RECORD_FIELDS, "Latitude", "Longitude"}  # LATITUDE/LONGITUDE on the wire
 )
 
+#: The ``attrs`` entry of a pulled frame naming the listings whose ``Location`` nobody here knows
+#: (no value was ever recorded as sent to them): their IDs in one text, comma-separated. A text,
+#: because pandas copies ``attrs`` with every derived frame (a str at no cost) and writes them
+#: into a parquet file as JSON. Set by the pull, read by the planner.
+LOCATION_UNKNOWN_ATTR = "location_unknown"
+
 #: Allowed values of the enum columns.
 ENUM_VALUES: dict[str, tuple[str, ...]] = {
     "SaleType": tuple(member.value for member in SaleType),

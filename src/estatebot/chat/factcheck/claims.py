@@ -17,7 +17,8 @@
     The claim as written (``$1.25M``, ``three bedrooms``).
 ``claimed_value`` / ``listing_value``
     The value read from the answer and the listing's value (a number or a text; None when the
-    listing has none).
+    listing has none). A price claimed in another currency than the listing's has the
+    listing's price as text with its currency (``"€450,000"``): the two numbers do not compare.
 ``verdict``
     ``supported``, ``contradicted`` or ``unknown listing`` (:data:`VERDICTS`).
 ``start`` / ``end``
@@ -26,7 +27,10 @@
 Numbers agree within half a unit of their last written digit (``$1.25M`` is 1,245,000 to
 1,255,000; ``$650k`` is 649,500 to 650,500), within 5 % when the answer hedges ("about
 $650k"); counts agree exactly. A price stated for a listing that has none (a rent for a home
-for sale) is contradicted. A claim on a column the frame does not have is not read.
+for sale) is contradicted. A price is in the listing's currency (its ``CurrencySymbol``) or
+contradicted: ``€450,000`` of a home listed in ``$`` is, ``USD 450,000`` and ``450,000 dollars``
+are not (:mod:`.currencies`; an amount that names no currency, or a listing without one, is
+compared by its number alone). A claim on a column the frame does not have is not read.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from estatebot.chat.factcheck.currencies import currency_key, same_currency
 from estatebot.chat.factcheck.facts import Fact
 from estatebot.chat.factcheck.index import Listing, ListingIndex
 from estatebot.chat.factcheck.reader import RawClaim, read_claims
@@ -165,6 +170,10 @@ class ClaimChecker:
         real = values.get(column)
         if real is None:
             return field, None, CONTRADICTED
+        if field in ("price", "rent"):
+            symbol = values.get("CurrencySymbol")
+            if not same_currency(fact.unit, currency_key(symbol)):
+                return field, _money_text(float(real), str(symbol)), CONTRADICTED
         if field in ("city", "status", "sale_type"):
             agrees = str(real).casefold() == str(fact.value).casefold()
             return field, real, SUPPORTED if agrees else CONTRADICTED
@@ -179,6 +188,14 @@ class ClaimChecker:
                 tolerance = max(tolerance, number * 0.02)
         agrees = abs(number - claimed) <= tolerance + 1e-9
         return field, real, SUPPORTED if agrees else CONTRADICTED
+
+
+def _money_text(amount: float, symbol: str) -> str:
+    """An amount with its currency as a listing states it (``$450,000``, ``EUR 450,000``)."""
+    places = 0 if amount.is_integer() else 2
+    number = f"{amount:,.{places}f}"
+    # A symbol of letters needs a space: "$450,000" but "EUR 450,000".
+    return f"{symbol} {number}" if symbol[-1:].isalpha() else f"{symbol}{number}"
 
 
 def _make_row(
@@ -230,6 +247,9 @@ def _shown(field: str, value: Any) -> str:
             "rent": "no rent (not for rent)",
             "area": "no living area",
         }.get(field, f"no {field}")
+    if field in ("price", "rent") and isinstance(value, str):
+        # Already written with the listing's currency.
+        return f"{value}/month" if field == "rent" else value
     if field == "price":
         return f"${float(value):,.0f}"
     if field == "rent":

@@ -1,7 +1,8 @@
 """The facts a sentence states, read as people and models write them.
 
 :func:`read_facts` finds, in a piece of text, every statement of a price or rent (``$1,250,000``,
-``$1.25M``, ``$650k``, ``$2,500/month``), a bedroom or bathroom count (``3 bd``, ``3 beds``,
+``$1.25M``, ``$650k``, ``$2,500/month``, ``298,900 USD``, ``1.2 million dollars``: every amount
+:mod:`.amounts` reads, with its currency), a bedroom or bathroom count (``3 bd``, ``3 beds``,
 ``three bedrooms``, ``2.5 ba``, ``Bedrooms: 3``, ``studio``), a living area (``1,850 sq ft``), a
 city (one of the given names), a status (sold, coming soon, active) and sale or rent (for sale,
 for rent). It knows nothing of listings: :mod:`.reader` decides which listing a fact is about.
@@ -16,6 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from estatebot.chat.factcheck.amounts import NUMBER, find_amounts, parse_number
+from estatebot.chat.factcheck.spans import Taken
 
 __all__ = ["Fact", "city_pattern", "read_facts"]
 
@@ -36,27 +40,8 @@ _BATHS_LABEL = re.compile(
 )
 _STUDIO = re.compile(r"\bstudio\b", re.IGNORECASE)
 
-_MULTIPLIERS = {
-    "k": 1e3, "thousand": 1e3, "grand": 1e3, "m": 1e6, "mm": 1e6, "mil": 1e6, "million": 1e6,
-}  # fmt: skip
-_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_MULT = r"k|mm|m|mil|million|thousand|grand"
-_MONEY = re.compile(
-    rf"(?P<cur>[$€£¥])\s?(?P<num>{_NUMBER})(?:\s?(?P<mult>{_MULT}))?(?!\w)"
-    rf"|(?<![\w$€£¥.,])(?P<num2>{_NUMBER})\s?(?P<mult2>{_MULT})(?!\w)",
-    re.IGNORECASE,
-)
 _PER_MONTH = re.compile(
     r"\s*(?:/\s*mo(?:nth|\.)?|/\s*mth|per\s+month|a\s+month|each\s+month|monthly|pcm)(?!\w)",
-    re.IGNORECASE,
-)
-# A range's other end is an amount too: "$300k-$500k", "$300-500k" (not "$450,000 - 3 bd").
-_RANGE_NEXT = re.compile(
-    rf"\s*(?:-|–|—|to)\s*(?:[$€£¥]\s?\d|(?:{_NUMBER})\s?(?:{_MULT})(?!\w))", re.IGNORECASE
-)
-_RANGE_BEFORE = re.compile(
-    rf"(?:[$€£¥]\s?(?:{_NUMBER})(?:\s?(?:{_MULT}))?|(?:{_NUMBER})\s?(?:{_MULT}))"
-    r"\s*(?:-|–|—|to)\s*$",
     re.IGNORECASE,
 )
 _BOUND_BEFORE = re.compile(
@@ -93,8 +78,10 @@ _COUNT_BOUND_BEFORE = re.compile(
 _COUNT_BOUND_AFTER = re.compile(r"\s*(?:\+|or\s+more|or\s+fewer|or\s+less|plus)", re.IGNORECASE)
 _COUNT_KIND_AFTER = re.compile(r"\s*(?:full|half|partial)\b", re.IGNORECASE)
 
+# "\s*(?:-\s*)?", not "\s*-?\s*": two stars side by side would try every split of a long run
+# of spaces after every number.
 _AREA = re.compile(
-    rf"(?<![\w$.,])(?P<num>{_NUMBER})\s*-?\s*(?P<unit>sq\.?\s*ft\.?|sqft|square\s+f(?:ee|oo)t|sf|"
+    rf"(?<![\w$.,])(?P<num>{NUMBER})\s*(?:-\s*)?(?P<unit>sq\.?\s*ft\.?|sqft|square\s+f(?:ee|oo)t|sf|"
     r"ft²|ft2|m²|m2|sq\.?\s*m\b\.?|sqm|square\s+met(?:er|re)s?)(?!\w)",
     re.IGNORECASE,
 )
@@ -121,7 +108,9 @@ class Fact:
 
     ``tolerance`` is how far a number may be from the listing's and still agree: half a unit
     of its last written digit (``$1.25M`` agrees with 1,245,000 to 1,255,000), wider when the
-    text hedges ("about $650k": 5 %).
+    text hedges ("about $650k": 5 %). ``unit`` is what the number counts: an area's unit
+    (``"Square Feet"``, ``"Square Meters"``), an amount's currency key (``"USD"``, ``"$"``;
+    :mod:`.currencies`; None when the amount names none).
     """
 
     start: int
@@ -153,7 +142,7 @@ def read_facts(
     if city_finder is None:
         city_finder = city_pattern(cities)
     facts: list[Fact] = []
-    taken: list[tuple[int, int]] = []
+    taken = Taken(len(text))
     facts += _amounts(text, taken)
     facts += _areas(text, taken)
     facts += _counts(text, taken)
@@ -164,53 +153,41 @@ def read_facts(
 # --------------------------------------------------------------------------- amounts
 
 
-def _number(text: str) -> tuple[float, float]:
-    """A written number and the place value of its last digit (``"1.25"`` → 1.25, 0.01)."""
-    plain = text.replace(",", "")
-    if "." in plain:
-        return float(plain), 10.0 ** -len(plain.split(".", 1)[1])
-    return float(plain), 1.0
-
-
-def _amounts(text: str, taken: list[tuple[int, int]]) -> list[Fact]:
+def _amounts(text: str, taken: Taken) -> list[Fact]:
     facts: list[Fact] = []
-    for match in _MONEY.finditer(text):
-        number = match.group("num") or match.group("num2")
-        mult_text = (match.group("mult") or match.group("mult2") or "").casefold()
-        value, place = _number(number)
-        scale = _MULTIPLIERS.get(mult_text, 1.0)
-        value, place = value * scale, place * scale
-        start, end = match.span()
+    for amount in find_amounts(text):
+        start, end, value = amount.start, amount.end, amount.value
         before = text[max(0, start - _LOOKBACK) : start]
         per_month = _PER_MONTH.match(text, end)
         after_end = per_month.end() if per_month else end
-        taken.append((start, after_end))
+        taken.add(start, after_end)
         if (
-            _BOUND_BEFORE.search(before)
-            or _RANGE_BEFORE.search(before)
-            or _RANGE_NEXT.match(text, end)
+            amount.in_range
+            or _BOUND_BEFORE.search(before)
             or _OTHER_AMOUNT_BEFORE.search(before)
             or _OTHER_AMOUNT_AFTER.match(text, end)
         ):
             continue  # a bound, a range, a deposit...: not a listing's price
         rent = per_month is not None or bool(_RENT_BEFORE.search(before))
-        tolerance = place / 2
+        tolerance = amount.place / 2
         if _HEDGE_BEFORE.search(before):
             tolerance = max(tolerance, value * 0.05)
         field = "rent" if rent else "price"
-        facts.append(Fact(start, after_end, field, text[start:after_end], value, tolerance))
+        facts.append(
+            Fact(start, after_end, field, text[start:after_end], value, tolerance, amount.currency)
+        )
     return facts
 
 
-def _areas(text: str, taken: list[tuple[int, int]]) -> list[Fact]:
+def _areas(text: str, taken: Taken) -> list[Fact]:
     facts: list[Fact] = []
     for match in _AREA.finditer(text):
         start, end = match.span()
-        taken.append((start, end))
+        taken.add(start, end)
         around = text[max(0, start - 12) : min(len(text), end + 12)]
         if _LOT_NEAR.search(around):
             continue  # a lot size, not the living area
-        value, place = _number(match.group("num"))
+        value, place = parse_number(match.group("num"))
         unit_text = match.group("unit").casefold()
         unit = "Square Meters" if "m" in unit_text.replace("sq", "") else "Square Feet"
         tolerance = place / 2
@@ -223,10 +200,6 @@ def _areas(text: str, taken: list[tuple[int, int]]) -> list[Fact]:
 # --------------------------------------------------------------------------- counts
 
 
-def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
-    return any(span[0] < end and start < span[1] for start, end in taken)
-
-
 def _count_value(match: re.Match[str]) -> float:
     raw = match.group("n").casefold()
     value = float(_WORDS[raw]) if raw in _WORDS else float(raw)
@@ -235,7 +208,7 @@ def _count_value(match: re.Match[str]) -> float:
     return value
 
 
-def _counts(text: str, taken: list[tuple[int, int]]) -> list[Fact]:
+def _counts(text: str, taken: Taken) -> list[Fact]:
     facts: list[Fact] = []
     for field, pattern, label in (
         ("bedrooms", _BEDS, _BEDS_LABEL),
@@ -244,9 +217,9 @@ def _counts(text: str, taken: list[tuple[int, int]]) -> list[Fact]:
         for regex in (pattern, label):
             for match in regex.finditer(text):
                 span = match.span()
-                if _overlaps(span, taken):
+                if taken.overlaps(*span):
                     continue
-                taken.append(span)
+                taken.add(*span)
                 before = text[max(0, span[0] - _LOOKBACK) : span[0]]
                 if regex is pattern and (
                     _COUNT_BOUND_BEFORE.search(before)
@@ -257,7 +230,7 @@ def _counts(text: str, taken: list[tuple[int, int]]) -> list[Fact]:
                 value = _count_value(match)
                 facts.append(Fact(span[0], span[1], field, text[span[0] : span[1]], value))
     for match in _STUDIO.finditer(text):
-        if not _overlaps(match.span(), taken):
+        if taken.free(*match.span()):
             facts.append(Fact(match.start(), match.end(), "bedrooms", match.group(0), 0.0))
     return facts
 
@@ -269,17 +242,17 @@ def _words(
     text: str,
     cities: Mapping[str, str],
     city_finder: re.Pattern[str] | None,
-    taken: list[tuple[int, int]],
+    taken: Taken,
 ) -> list[Fact]:
     facts: list[Fact] = []
     if city_finder is not None:
         for match in city_finder.finditer(text):
-            if not _overlaps(match.span(), taken):
+            if taken.free(*match.span()):
                 city = cities[match.group(1).casefold()]
                 facts.append(Fact(match.start(), match.end(), "city", match.group(0), city))
     for field, choices in (("status", _STATUS), ("sale_type", _SALE_TYPE)):
         for regex, value in choices:
             for match in regex.finditer(text):
-                if not _overlaps(match.span(), taken):
+                if taken.free(*match.span()):
                     facts.append(Fact(match.start(), match.end(), field, match.group(0), value))
     return facts

@@ -11,11 +11,18 @@ nearest named after it in the sentence, else the listing the line was about so f
 starting with a bullet or an indent goes on with the listing of the line before (the usual
 "**address**" then "- Price: ..." layout); any other line starts afresh. A fact near no mention is
 not a claim.
+
+The answer is read as :mod:`.folding` makes it plain (invisible characters dropped, every space a
+space, full-width forms as ASCII), and every claim points back into the answer as written. Each
+step costs time in proportion to the answer's length (or that times a logarithm): the sentence
+of a position is found by bisection, the facts find their listing by bisection over the
+mentions, and which characters are taken is one mask (:class:`.spans.Taken`).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -25,14 +32,19 @@ from estatebot.chat.factcheck.addresses import (
     UNIT_WORDS,
     normalize_token,
 )
+from estatebot.chat.factcheck.amounts import money_before
 from estatebot.chat.factcheck.facts import Fact, read_facts
+from estatebot.chat.factcheck.folding import Folded, fold
 from estatebot.chat.factcheck.index import Listing, ListingIndex
+from estatebot.chat.factcheck.spans import Taken
 
 __all__ = ["Mention", "RawClaim", "read_claims"]
 
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>()\[\]\"']+", re.IGNORECASE)
+# One run of separators on each side of the optional word ("MLS No.: #123"): runs of "\s*" side
+# by side would try every split of a long run of spaces.
 _MLS = re.compile(
-    r"\bMLS\s*(?:#|No\.?|num(?:ber)?\.?|ID)?\s*[:#]?\s*#?\s*"
+    r"\bMLS[\s:#]*(?:(?:No\.?|num(?:ber)?\.?|ID)[\s:#]*)?"
     r"(?P<id>[A-Za-z0-9]*\d[A-Za-z0-9-]*[A-Za-z0-9]|\d)",
     re.IGNORECASE,
 )
@@ -74,17 +86,33 @@ class RawClaim:
 
 
 def read_claims(answer: str, index: ListingIndex) -> list[RawClaim]:
-    """Every claim the answer makes about a listing, in order of position."""
+    """Every claim the answer makes about a listing, in order of position (positions and texts
+    as the answer writes them)."""
+    folded = fold(answer)
     claims: list[RawClaim] = []
     context: Mention | None = None
     offset = 0
-    for line in answer.splitlines(keepends=True):
+    for line in folded.text.splitlines(keepends=True):
         if not _CONTINUATION.match(line):
             context = None
         # A blank line ends what the lines before were about.
         context = _read_line(line, offset, index, context, claims) if line.strip() else None
         offset += len(line)
-    return claims
+    if folded.origin is None:
+        return claims
+    return [
+        RawClaim(
+            _as_written(claim.mention, answer, folded),
+            None if claim.fact is None else _as_written(claim.fact, answer, folded),
+        )
+        for claim in claims
+    ]
+
+
+def _as_written(found: Placed, answer: str, folded: Folded) -> Placed:
+    """A mention or fact read in the folded answer, placed (and quoted) in the answer."""
+    start, end = folded.span(found.start, found.end)
+    return replace(found, start=start, end=end, text=answer[start:end])
 
 
 def _read_line(
@@ -94,17 +122,24 @@ def _read_line(
     context: Mention | None,
     claims: list[RawClaim],
 ) -> Mention | None:
+    """Read one line (at ``offset`` in the answer) into ``claims``; ``context`` is the mention
+    the lines before were about, placed in the answer. Returns the one this line leaves."""
     mentions = find_mentions(line, index)
     blanked = _blank(line, [(m.start, m.end) for m in mentions])
     facts = read_facts(blanked, index.cities, index.city_finder)
-    sentences = _sentences(blanked)
+    owners = _Owners(mentions, _sentences(blanked))
+    first_new = len(claims)
     attached: set[int] = set()
     for fact in facts:
-        mention = _owner(fact, mentions, sentences, context)
+        mention = owners.owner(fact)
+        if mention is not None:
+            attached.add(id(mention))
+            mention = _shifted(mention, offset)
+        else:
+            mention = context  # already placed in the answer: not shifted again
         if mention is None:
             continue  # a number near no listing: not a claim
-        claims.append(RawClaim(_shifted(mention, offset), _shifted(fact, offset)))
-        attached.add(id(mention))
+        claims.append(RawClaim(mention, _shifted(fact, offset)))
     for i, mention in enumerate(mentions):
         if mention.listing is not None or mention.ambiguous or id(mention) in attached:
             continue
@@ -112,12 +147,13 @@ def _read_line(
         if (
             previous is not None
             and previous.listing is None
-            and _sentence_of(previous.start, sentences) == _sentence_of(mention.start, sentences)
+            and owners.sentence[i - 1] == owners.sentence[i]
         ):
             continue  # "9999 Elm St, MLS# X1" is one unknown listing named twice
         claims.append(RawClaim(_shifted(mention, offset), None))
-    claims.sort(key=lambda c: (c.fact or c.mention).start)
-    return mentions[-1] if mentions else context
+    # The lines before are in order already: only this line's claims need sorting.
+    claims[first_new:] = sorted(claims[first_new:], key=lambda c: (c.fact or c.mention).start)
+    return _shifted(mentions[-1], offset) if mentions else context
 
 
 def _shifted(found: Placed, offset: int) -> Placed:
@@ -139,25 +175,35 @@ def _sentences(text: str) -> list[int]:
     return starts
 
 
-def _sentence_of(position: int, starts: list[int]) -> int:
-    return sum(1 for start in starts if start <= position)
+class _Owners:
+    """Which mention of a line each fact is about, found by bisection.
 
+    The mentions are in order of position and never overlap, so their starts, their ends and
+    their sentences all rise together.
+    """
 
-def _owner(
-    fact: Fact, mentions: list[Mention], sentences: list[int], context: Mention | None
-) -> Mention | None:
-    sentence = _sentence_of(fact.start, sentences)
-    same = [m for m in mentions if _sentence_of(m.start, sentences) == sentence]
-    before = [m for m in same if m.end <= fact.start]
-    if before:
-        return before[-1]
-    after = [m for m in same if m.start >= fact.end]
-    if after:
-        return after[0]
-    earlier = [m for m in mentions if m.end <= fact.start]
-    if earlier:
-        return earlier[-1]
-    return context
+    def __init__(self, mentions: list[Mention], sentences: list[int]) -> None:
+        self.mentions = mentions
+        self.sentences = sentences
+        self.starts = [m.start for m in mentions]
+        self.ends = [m.end for m in mentions]
+        self.sentence = [bisect_right(sentences, m.start) for m in mentions]
+
+    def owner(self, fact: Fact) -> Mention | None:
+        """The nearest mention before the fact in its sentence, else the nearest after it in
+        the sentence, else the nearest before it in the line (None: the line names none)."""
+        sentence = bisect_right(self.sentences, fact.start)
+        first = bisect_left(self.sentence, sentence)
+        past = bisect_right(self.sentence, sentence)  # the sentence's mentions: [first, past)
+        ended = bisect_right(self.ends, fact.start)  # mentions [0, ended) end before the fact
+        if min(ended, past) > first:
+            return self.mentions[min(ended, past) - 1]
+        following = max(bisect_left(self.starts, fact.end), first)
+        if following < past:
+            return self.mentions[following]
+        if ended:
+            return self.mentions[ended - 1]
+        return None
 
 
 # --------------------------------------------------------------------------- finding mentions
@@ -166,30 +212,33 @@ def _owner(
 def find_mentions(line: str, index: ListingIndex) -> list[Mention]:
     """The listings named in one line, in order of position (overlaps resolved: URLs first,
     then ``MLS`` numbers, addresses, bare MLS numbers)."""
-    taken: list[Mention] = []
+    found: list[Mention] = []
+    taken = Taken(len(line))
+
+    def keep(mention: Mention) -> None:
+        found.append(mention)
+        taken.add(mention.start, mention.end)
+
     for match in _URL.finditer(line):
         url = match.group(0).rstrip(".,;:!?*_")
         listing, on_host = index.url(url)
         if listing is not None or on_host:
-            taken.append(Mention(match.start(), match.start() + len(url), url, listing))
+            keep(Mention(match.start(), match.start() + len(url), url, listing))
     for match in _MLS.finditer(line):
-        if _free(match.span(), taken):
+        if taken.free(*match.span()):
             number = match.group("id")
-            taken.append(Mention(match.start(), match.end(), match.group(0), index.mls(number)))
-    taken += [m for m in _addresses(line, index) if _free((m.start, m.end), taken)]
+            keep(Mention(match.start(), match.end(), match.group(0), index.mls(number)))
+    for mention in [m for m in _addresses(line, index) if taken.free(m.start, m.end)]:
+        keep(mention)
     if index.by_mls:
         for match in _BARE.finditer(line):
             word = match.group(0)
-            if not _looks_like_mls(word) or not _free(match.span(), taken):
+            if not _looks_like_mls(word) or not taken.free(*match.span()):
                 continue
             listing = index.mls(word)
             if listing is not None:
-                taken.append(Mention(match.start(), match.end(), word, listing))
-    return sorted(taken, key=lambda m: m.start)
-
-
-def _free(span: tuple[int, int], taken: list[Mention]) -> bool:
-    return not any(span[0] < m.end and m.start < span[1] for m in taken)
+                keep(Mention(match.start(), match.end(), word, listing))
+    return sorted(found, key=lambda m: m.start)
 
 
 def _looks_like_mls(word: str) -> bool:
@@ -224,15 +273,18 @@ def _addresses(line: str, index: ListingIndex) -> list[Mention]:
 
 
 def _preceded_by_money(line: str, start: int) -> bool:
-    return start > 0 and line[start - 1] in "$€£¥.,/"
+    """Whether a number is part of an amount (``$1208``, ``USD 1208``) or of another number."""
+    if start > 0 and line[start - 1] in ".,/":
+        return True
+    return money_before(line, start) is not None
 
 
 def _joined_run(line: str, tokens: list[re.Match[str]], i: int) -> list[re.Match[str]]:
     """The tokens from ``i`` on that follow each other with only spaces, dots or commas between."""
     run = [tokens[i]]
     for token in tokens[i + 1 : i + 12]:
-        gap = line[run[-1].end() : token.start()]
-        if _JOIN.fullmatch(gap) is None or "\n" in gap:
+        # Matched in place: a slice of a long gap would cost its length every time.
+        if _JOIN.fullmatch(line, run[-1].end(), token.start()) is None:
             break
         run.append(token)
     return run

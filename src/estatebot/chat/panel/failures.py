@@ -67,7 +67,11 @@ def describe_failure(exc: BaseException) -> Failure:
     if isinstance(exc, APIConnectionError):
         return Failure("Could not reach the service", redact(str(exc)))
     if isinstance(exc, AuthenticationError):
-        return Failure("The API key was refused", redact(exc.message or ""))
+        # The service's words, and the hint that names the key and the variable that sets it.
+        detail = exc.message or ""
+        if exc.hint:
+            detail = f"{detail}; {exc.hint}" if detail else exc.hint
+        return Failure("The API key was refused", redact(detail))
     if isinstance(exc, NotFoundError):
         return Failure("The chatbot or chat session was not found" + _status(exc), redact(str(exc)))
     if isinstance(exc, ServerError):

@@ -5,11 +5,14 @@ and ``--backup`` name them, they are kept in a run folder bound to the plan, the
 service, so applying the same plan again resumes it (nothing is done twice), and a new plan, or
 the same file name planned afresh against another service, starts a journal of its own instead
 of being refused by the last one's.
+
+One run at a time per chatbot and service (:mod:`estatebot.cli.run_lock`): the lock is held
+from loading the plan to the end of the apply. A run folder it would go on with whose journal
+or backup cannot be read stops it with one line naming the file (:mod:`estatebot.cli.run_health`).
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -20,12 +23,22 @@ from estatebot.cli.console import out_console
 from estatebot.cli.execution import Files, carry_out, journal_progress, tracked
 from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
-from estatebot.cli.flags.plan_options import ApplyFlags
+from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags
+from estatebot.cli.flags.run_options import LockFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
 from estatebot.cli.guided import RunsDirOption
 from estatebot.cli.report_view import render_report, shown_path
-from estatebot.cli.runs import RUNS_DIR, Run, file_digest, find_run_of_plan, new_run, run_of_plan
-from estatebot.errors import PlanError
+from estatebot.cli.run_health import check_backup, check_journal
+from estatebot.cli.run_lock import holding_chatbot
+from estatebot.cli.runs import (
+    RUNS_DIR,
+    Run,
+    file_digest,
+    find_run_of_plan,
+    new_run,
+    resume_ways,
+    run_of_plan,
+)
 
 if TYPE_CHECKING:
     from estatebot.listings.sync.sync_plan import SyncPlan
@@ -33,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["apply"]
 
 
-@with_flags(applying=ApplyFlags, exits=ExitFlags)
+@with_flags(applying=ApplyFlags, guards=GuardFlags, locking=LockFlags, exits=ExitFlags)
 def apply(
     plan_file: Annotated[
         Path,
@@ -74,34 +87,57 @@ def apply(
     ] = 50,
     progress: ProgressOption = None,
     runs_dir: RunsDirOption = RUNS_DIR,
+    force_identity_count: Annotated[
+        int | None,
+        typer.Option(
+            "--force-identity-count",
+            min=0,
+            metavar="N",
+            help="Allow more changes of MLSNumber or Url than --max-delete-fraction: give their "
+            "exact count.",
+        ),
+    ] = None,
     *,
     applying: ApplyFlags,
+    guards: GuardFlags,
+    locking: LockFlags,
     exits: ExitFlags,
 ) -> None:
     """Apply a saved plan exactly: journaled, backed up, refused when stale.
+
+    The plan's guards are checked again against the service as it is, whatever the file says:
+    more deletes (or changes of MLSNumber or Url) than --max-delete-fraction need
+    --force-delete-count (--force-identity-count) with their exact number.
 
     The journal, the backup and the report go in a run folder of --runs-dir (a copy of the plan
     too); the same command run again resumes that run: what is done is not done again.
 
     Exit 0 when every operation is done, 4 when any failed (the report lists them), 1 on an
-    error (nothing written: a stale or altered plan, the service unreachable), 130 when
+    error (nothing written: a stale or altered plan, the service unreachable, another run on
+    the chatbot past --lock-wait, a damaged run folder), 130 when
     interrupted (it prints the command that resumes). With --detailed-exitcode: 2 when
     changes were made, 3 when the plan has rows invalid or held back.
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.sent_record import service_address
 
-    loaded = _load(plan_file)
     console = out_console()
-    with Client() as client:
+    with Client() as client, holding_chatbot(client, serial, wait=locking.lock_wait) as lock:
+        loaded = _load(plan_file)
         service = service_address(client) or ""
         run, files = _run_files(plan_file, serial, service, runs_dir, journal, backup)
+        if run is not None:
+            lock.note_run_folder(run.folder)
+            _check_files(run, files, loaded, serial)
         console.print(f"Applying {shown_path(plan_file)}: {loaded.summary()}")
         _say_resumed(run, files, len(loaded.operations()))
         # In a run folder (this apply's, or that of `sync` or `cleanup` whose plan it is):
         # resuming it here finishes that run too.
         with tracked(run, files):
-            result = carry_out(loaded, client, serial, files, applying, progress=progress)
+            checked = {**guards.options(), "force_identity_count": force_identity_count}
+            result = carry_out(
+                loaded, client, serial, files, applying, progress=progress, guards=checked
+            )
     target = report if report is not None else run.report_path if run is not None else None
     if target is not None:
         result.to_excel(target)
@@ -160,22 +196,20 @@ def _say_resumed(run: Run | None, files: Files, total: int) -> None:
     )
 
 
+def _check_files(run: Run, files: Files, plan: SyncPlan, serial: str) -> None:
+    """The journal and backup of the run folder this apply goes on with, read back whole: a
+    damaged one is named before anything is sent (files given with --journal and --backup are
+    the person's own, and the apply reads them itself)."""
+    ways = resume_ways("apply", run.folder)
+    if files.journal.resolve() == run.journal_path.resolve():
+        check_journal(files.journal, ways, plan=plan, serial=serial)
+    if files.backup.resolve() == run.backup_path.resolve():
+        check_backup(files.backup, ways)
+
+
 def _load(path: Path) -> SyncPlan:
-    """The plan saved in ``path``; an error naming the file when it holds none."""
+    """The plan saved in ``path``; an error naming the file and what it holds instead when it
+    holds none (:meth:`~estatebot.listings.sync.plan.artifact.PlanArtifact.load`)."""
     from estatebot.listings.sync.sync_plan import SyncPlan
 
-    try:
-        return SyncPlan.load(path)
-    except UnicodeDecodeError:
-        raise PlanError(f"{path} is not a saved plan: it is not text") from None
-    except json.JSONDecodeError as error:
-        raise PlanError(
-            f"{path} is not a saved plan: not JSON (line {error.lineno}, column {error.colno}: "
-            f"{error.msg}); make it with `estatebot plan ... --out {path}`"
-        ) from None
-    except PlanError as error:
-        raise PlanError(f"{path}: {error}") from None
-    except (LookupError, TypeError, ValueError, AttributeError) as error:
-        raise PlanError(
-            f"{path} is not a saved plan: {type(error).__name__} {error}; make the plan again"
-        ) from None
+    return SyncPlan.load(path)

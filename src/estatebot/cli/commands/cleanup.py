@@ -9,6 +9,7 @@ import typer
 from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags, ShowFlags
+from estatebot.cli.flags.run_options import LockFlags, ResumeFlags
 from estatebot.cli.flags.shared_options import (
     KeyName,
     ProgressOption,
@@ -16,11 +17,22 @@ from estatebot.cli.flags.shared_options import (
     listing_statuses,
 )
 from estatebot.cli.guided import Guided, RunFlags
+from estatebot.cli.resuming import check_resume_flags
+from estatebot.cli.run_fingerprint import cleanup_fingerprint
+from estatebot.cli.run_lock import holding_chatbot
 
 __all__ = ["cleanup"]
 
 
-@with_flags(guards=GuardFlags, runs=RunFlags, show=ShowFlags, applying=ApplyFlags, exits=ExitFlags)
+@with_flags(
+    guards=GuardFlags,
+    runs=RunFlags,
+    resuming=ResumeFlags,
+    locking=LockFlags,
+    show=ShowFlags,
+    applying=ApplyFlags,
+    exits=ExitFlags,
+)
 def cleanup(
     serial: SerialOption,
     status: Annotated[
@@ -50,6 +62,8 @@ def cleanup(
     *,
     guards: GuardFlags,
     runs: RunFlags,
+    resuming: ResumeFlags,
+    locking: LockFlags,
     show: ShowFlags,
     applying: ApplyFlags,
     exits: ExitFlags,
@@ -59,10 +73,13 @@ def cleanup(
     A listing is chosen when its Status is one of --status OR it has been on the market at
     least --min-days-on-market days. The plan of deletes is shown, guarded like a sync's
     (--max-delete-fraction), asked for (--yes for scheduled jobs) and applied with a journal
-    and a backup (`estatebot restore` puts the listings back).
+    and a backup (`estatebot restore` puts the listings back). Run again after an
+    interruption, it resumes that run only when the rule is the same (another --status is
+    refused unless --resume or --no-resume says which).
 
-    Exit 0 success, 4 a delete failed, 5 not applied, 1 an error, 64 a --status that is no
-    listing status, 130 interrupted. With --detailed-exitcode: 2 listings deleted, 0 only when
+    Exit 0 success, 4 a delete failed, 5 not applied, 1 an error (also: another run on the
+    chatbot past --lock-wait, an interrupted cleanup of another rule), 64 a --status that is
+    no listing status, 130 interrupted. With --detailed-exitcode: 2 listings deleted, 0 only when
     none matched.
     """
     from estatebot.api.client import Client
@@ -74,8 +91,13 @@ def cleanup(
             "say which listings are stale: --status (e.g. Sold) and/or --min-days-on-market",
             param_hint="--status / --min-days-on-market",
         )
-    with Client() as client:
-        guided = Guided("cleanup", client, serial, runs, show, applying, progress, exits=exits)
+    check_resume_flags(runs, resuming)
+    fingerprint = cleanup_fingerprint(status, min_days_on_market, key, guards)
+    with Client() as client, holding_chatbot(client, serial, wait=locking.lock_wait) as lock:
+        guided = Guided(
+            "cleanup", client, serial, runs, show, applying, progress, exits=exits,
+            fingerprint=fingerprint, resume=resuming.resume, lock=lock, guards=guards.options(),
+        )  # fmt: skip
         guided.resume_if_interrupted()
         remote = pull_listings(client, serial, progress=progress)
         made = plan_cleanup(

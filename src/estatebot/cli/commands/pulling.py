@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from estatebot.cli.error_messages import current_settings, library_warnings_as_lines
 from estatebot.cli.flags.shared_options import ConcurrencyOption, ProgressOption, SerialOption
 from estatebot.cli.report_view import shown_path
 
@@ -42,24 +43,25 @@ def pull(
     concurrency: ConcurrencyOption = 8,
     progress: ProgressOption = None,
 ) -> None:
-    """Pull every listing of a chatbot into a spreadsheet (exit 0, or 1 on an error)."""
+    """Pull every listing of a chatbot into a spreadsheet (exit 0, or 1 on an error).
+
+    What the library warns of (pages skipped, cells made safe for the spreadsheet) is shown on
+    stderr, one ``warning:`` line each.
+    """
     from estatebot.api.client import Client
     from estatebot.listings.export import write_frame
     from estatebot.listings.remote.pull import pull_listings
 
-    with Client() as client:
-        frame = pull_listings(
-            client,
-            serial,
-            city=city,
-            sale_type=sale_type.value if sale_type is not None else None,
-            concurrency=concurrency,
-            progress=progress,
-            on_error="skip" if skip_failed_pages else "raise",
-        )
-    path = write_frame(frame, out)
+    with library_warnings_as_lines(current_settings()):
+        with Client() as client:
+            frame = pull_listings(
+                client,
+                serial,
+                city=city,
+                sale_type=sale_type.value if sale_type is not None else None,
+                concurrency=concurrency,
+                progress=progress,
+                on_error="skip" if skip_failed_pages else "raise",
+            )
+        path = write_frame(frame, out)
     typer.echo(f"{len(frame)} listings written to {shown_path(path)}")
-    missing = frame.attrs.get("missing_pages")
-    if missing:
-        pages = ", ".join(str(page) for page in missing)
-        typer.echo(f"warning: pages {pages} did not arrive: their listings are not in the file")

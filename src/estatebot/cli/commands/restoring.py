@@ -1,4 +1,8 @@
-"""``estatebot restore``: put the listings of a backup back as they were."""
+"""``estatebot restore``: put the listings of a backup back as they were.
+
+It holds the chatbot's run lock (:mod:`estatebot.cli.run_lock`) while it restores: a sync or an
+undo of the same chatbot running meanwhile would write over what it puts back.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ import typer
 
 from estatebot.cli.codes import ExitCode
 from estatebot.cli.console import out_console
+from estatebot.cli.flags.option_groups import with_flags
+from estatebot.cli.flags.run_options import LockFlags
 from estatebot.cli.flags.shared_options import (
     ConcurrencyOption,
     ProgressOption,
@@ -16,10 +22,12 @@ from estatebot.cli.flags.shared_options import (
     parse_pairs,
 )
 from estatebot.cli.report_view import render_report, shown_path
+from estatebot.cli.run_lock import holding_chatbot
 
 __all__ = ["restore"]
 
 
+@with_flags(locking=LockFlags)
 def restore(
     backup: Annotated[
         Path,
@@ -43,6 +51,8 @@ def restore(
             "--default 'AreaUnit=Square Feet'. A restore never guesses one.",
         ),
     ] = None,
+    *,
+    locking: LockFlags,
 ) -> None:
     """Put the listings of a backup back as they were (exit 0, 4 when any failed, 1 error).
 
@@ -63,7 +73,7 @@ def restore(
         defaults = check_restore_defaults(parse_pairs(default, "--default"))
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--default") from None
-    with Client() as client:
+    with Client() as client, holding_chatbot(client, serial, wait=locking.lock_wait):
         result = restore_backup(backup, client, serial, options=options, defaults=defaults)
     made = run_creates(backup)
     if made is not None and made.run is not None:  # the command that undoes a run of ours

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import math
+import re
 import sqlite3
 from enum import StrEnum
 from pathlib import Path
@@ -41,6 +43,34 @@ def _seed(value: str) -> str | None:
     return value
 
 
+#: ``--rate-limit``'s form: N/SECONDS, a whole number of requests per a number of seconds.
+_RATE_LIMIT = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d*)?|\.\d+)\s*")
+
+
+def _rate_limit(value: str | None) -> tuple[int, float] | None:
+    """``--rate-limit N/SECONDS`` as ``(N, SECONDS)``; anything else is a usage error naming the
+    flag and the form it takes."""
+    if value is None:
+        return None
+    found = _RATE_LIMIT.fullmatch(value)
+    count, seconds = (int(found[1]), float(found[2])) if found else (0, 0.0)
+    if count < 1 or not 0 < seconds < math.inf:
+        raise typer.BadParameter(
+            f"expected N/SECONDS, at least 1 request in more than 0 seconds (e.g. 5/10: 5 "
+            f"requests per chatbot in any 10 seconds), got {value!r}",
+            param_hint="--rate-limit",
+        )
+    return count, seconds
+
+
+def _finite(value: float) -> float:
+    """A number flag's value if it is finite: a range with no maximum lets ``inf`` through
+    (and some versions of Typer, ``nan``)."""
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"expected a finite number, got {value}")
+    return value
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[
@@ -55,16 +85,39 @@ def serve(
         ),
     ] = "demo",
     latency_ms: Annotated[
-        float, typer.Option(min=0, help="Latency added to every request, in ms.")
+        float,
+        typer.Option(min=0, callback=_finite, help="Latency added to every request, in ms."),
     ] = 0,
     fail_rate: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Share of requests that fail with 500.")
+        float,
+        typer.Option(
+            min=0.0, max=1.0, callback=_finite, help="Share of requests that fail with 500."
+        ),
     ] = 0.0,
+    stream_delay_ms: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            callback=_finite,
+            help="Pause between the objects of a streamed answer, in ms.",
+        ),
+    ] = 0,
+    rate_limit: Annotated[
+        str | None,
+        typer.Option(
+            metavar="N/SECONDS",
+            help="At most N requests about one chatbot in any SECONDS (per chatbot, as the "
+            "contract's rate limit and its RateLimitMessage are a chatbot's); more get 429 with "
+            "that message and Retry-After, the seconds until one may pass. E.g. 5/10.",
+            show_default=False,
+        ),
+    ] = None,
     hallucinate_rate: Annotated[
         float,
         typer.Option(
             min=0.0,
             max=1.0,
+            callback=_finite,
             help="Share of answers listing homes that misstate one listing (a wrong price or "
             "bedroom count, or a listing the chatbot does not have), to try a fact-check on.",
         ),
@@ -83,9 +136,10 @@ def serve(
 ) -> None:
     """Run the local emulator of the service until interrupted (Ctrl-C).
 
-    It listens first, then prints its address and the demo credentials: a port already taken
-    is an error before anything says the emulator is up.
+    It listens first, then prints its address, the demo credentials and the faults in effect:
+    a port already taken is an error before anything says the emulator is up.
     """
+    limit = _rate_limit(rate_limit)  # a usage error first, whatever else is wrong
     try:
         from estatebot.emulator import serve as run_server
     except ImportError as error:  # the optional extra is not installed
@@ -103,7 +157,9 @@ def serve(
             hallucinate_rate=hallucinate_rate,
             fault_seed=fault_seed,
             framing=framing.value,
+            stream_delay_ms=stream_delay_ms,
             max_body_bytes=max_body_bytes,
+            rate_limit=limit,
         )
     except OSError as error:
         if error.filename is not None:  # the seed or the database file

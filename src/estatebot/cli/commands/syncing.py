@@ -7,10 +7,14 @@ from estatebot.cli.console import out_console
 from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags, ShowFlags, SyncFlags
+from estatebot.cli.flags.run_options import LockFlags, ResumeFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
 from estatebot.cli.flags.sheet_options import SheetFlags, read_with_flags
 from estatebot.cli.guided import Guided, RunFlags
 from estatebot.cli.plan_view import render_sheet
+from estatebot.cli.resuming import check_resume_flags
+from estatebot.cli.run_fingerprint import sync_fingerprint
+from estatebot.cli.run_lock import holding_chatbot
 
 __all__ = ["sync"]
 
@@ -19,6 +23,8 @@ __all__ = ["sync"]
     planning=SyncFlags,
     guards=GuardFlags,
     runs=RunFlags,
+    resuming=ResumeFlags,
+    locking=LockFlags,
     show=ShowFlags,
     applying=ApplyFlags,
     flags=SheetFlags,
@@ -32,6 +38,8 @@ def sync(
     planning: SyncFlags,
     guards: GuardFlags,
     runs: RunFlags,
+    resuming: ResumeFlags,
+    locking: LockFlags,
     show: ShowFlags,
     applying: ApplyFlags,
     flags: SheetFlags,
@@ -42,7 +50,10 @@ def sync(
     Pulls the listings, reads the sheet, plans, shows the plan, asks (only 'yes' approves;
     --yes for scheduled jobs; without a terminal nothing is applied unless --yes), applies it
     with a journal and a backup in a run folder, and shows the report. Run again after an
-    interruption, it resumes that run: nothing is done twice.
+    interruption, it resumes that run (what is left is shown and asked for): nothing is done
+    twice. A run made by another command (the sheet changed, another flag) is refused unless
+    --resume (finish it) or --no-resume (plan afresh). One run at a time per chatbot: another
+    waits --lock-wait seconds, then exits 1 naming it.
 
     Exit 0 success, 4 an operation failed, 5 not applied (declined, or no terminal and no
     --yes), 1 an error, 130 interrupted (at the question too). With --detailed-exitcode: 2
@@ -52,10 +63,14 @@ def sync(
     from estatebot.listings.remote.pull import pull_listings
     from estatebot.listings.sync.sync_plan import plan_sync
 
-    with Client() as client:
+    check_resume_flags(runs, resuming)
+    fingerprint = sync_fingerprint(sheet, planning, guards, flags)
+    with Client() as client, holding_chatbot(client, serial, wait=locking.lock_wait) as lock:
         guided = Guided(
-            "sync", client, serial, runs, show, applying, progress, sheet=sheet, exits=exits
-        )
+            "sync", client, serial, runs, show, applying, progress, sheet=sheet, exits=exits,
+            fingerprint=fingerprint, resume=resuming.resume, lock=lock,
+            guards={**guards.options(), "force_identity_count": planning.force_identity_count},
+        )  # fmt: skip
         guided.resume_if_interrupted()
         read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
         remote = pull_listings(client, serial, progress=progress)

@@ -17,9 +17,13 @@ import typer
 from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import ApplyFlags, ShowFlags
+from estatebot.cli.flags.run_options import LockFlags, ResumeFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption, parse_pairs
 from estatebot.cli.guided import Guided, RunFlags
 from estatebot.cli.report_view import shown_path
+from estatebot.cli.resuming import check_resume_flags
+from estatebot.cli.run_fingerprint import undo_fingerprint
+from estatebot.cli.run_lock import holding_chatbot
 from estatebot.cli.runs import latest_run
 
 if TYPE_CHECKING:
@@ -28,7 +32,14 @@ if TYPE_CHECKING:
 __all__ = ["undo"]
 
 
-@with_flags(runs=RunFlags, show=ShowFlags, applying=ApplyFlags, exits=ExitFlags)
+@with_flags(
+    runs=RunFlags,
+    resuming=ResumeFlags,
+    locking=LockFlags,
+    show=ShowFlags,
+    applying=ApplyFlags,
+    exits=ExitFlags,
+)
 def undo(
     serial: SerialOption,
     run: Annotated[
@@ -55,6 +66,8 @@ def undo(
     progress: ProgressOption = None,
     *,
     runs: RunFlags,
+    resuming: ResumeFlags,
+    locking: LockFlags,
     show: ShowFlags,
     applying: ApplyFlags,
     exits: ExitFlags,
@@ -69,8 +82,9 @@ def undo(
 
     Exit 0 success, 4 part of the work could not be done (a listing changed since the run, a
     unit nobody knows, an operation failed; with or without --detailed-exitcode), 5 not
-    applied, 1 an error (no such run), 130 interrupted. With --detailed-exitcode: 2 changes
-    made.
+    applied, 1 an error (no such run, a damaged one, another run on the chatbot past
+    --lock-wait, an interrupted undo made with other --default values), 130 interrupted. With
+    --detailed-exitcode: 2 changes made.
     """
     from estatebot.api.client import Client
     from estatebot.listings.sync.apply.run_record import check_undo_defaults
@@ -87,18 +101,37 @@ def undo(
             "apply keep each run there; --runs-dir or ESTATEBOT_RUNS_DIR names another, or give "
             "the run's folder)"
         )
-    with Client() as client:
+    check_resume_flags(runs, resuming)
+    with Client() as client, holding_chatbot(client, serial, wait=locking.lock_wait) as lock:
         target = run if run is not None else _latest(runs.runs_dir, serial, client)
         guided = Guided(
-            "undo", client, serial, runs, show, applying, progress, exits=exits, undoes=target
-        )
+            "undo", client, serial, runs, show, applying, progress, exits=exits, undoes=target,
+            fingerprint=undo_fingerprint(default), resume=resuming.resume, lock=lock,
+            # An undo deletes what its run created, all shown before it is applied.
+            guards={"max_delete_fraction": 1.0},
+        )  # fmt: skip
         guided.resume_if_interrupted()
         guided.console.print(f"Undoing the run in {shown_path(target)}.")
+        _check_target(target)
         made = plan_undo(
             client, serial, target, defaults=defaults, sent_values=applying.sent(),
             progress=progress,
         )  # fmt: skip
         guided.apply_new(SyncPlan.of(made))
+
+
+def _check_target(target: Path) -> None:
+    """The run to undo read back whole (its plan, journal and backup), or one line naming the
+    file that cannot be read."""
+    from estatebot.cli.run_health import check_backup, check_journal, check_plan
+    from estatebot.cli.runs import RUN_FILE
+
+    if not (target / "plan.json").is_file() and not (target / RUN_FILE).is_file():
+        return  # no run folder: plan_undo says so in its own words
+    ways = f"the run in {shown_path(target)} cannot be undone from its folder"
+    plan = check_plan(target / "plan.json", ways)
+    check_journal(target / "journal.jsonl", ways, plan=plan)
+    check_backup(target / "backup.json", ways)
 
 
 def _latest(root: Path, serial: str, client: Client) -> Path:

@@ -98,15 +98,39 @@ class SyncFlags:
             rich_help_panel=_PLANNING,
         ),
     ] = False
+    force_identity_count: Annotated[
+        int | None,
+        typer.Option(
+            "--force-identity-count",
+            min=0,
+            metavar="N",
+            help="Allow more changes of MLSNumber or Url than --max-delete-fraction: give their "
+            "exact count (many of them usually mean a column mapped to the wrong field).",
+            rich_help_panel=_PLANNING,
+        ),
+    ] = None
+    blank_unknown_location: Annotated[
+        bool,
+        typer.Option(
+            "--blank-unknown-location",
+            envvar="ESTATEBOT_BLANK_UNKNOWN_LOCATION",
+            help="Send Location empty in updates of listings whose Location nobody here knows "
+            "(the service never shows it; held back by default, so one set by another tool is "
+            "not blanked).",
+            rich_help_panel=_PLANNING,
+        ),
+    ] = False
 
     def options(self) -> dict[str, Any]:
-        """Keyword arguments of ``plan_sync`` (the guards apart)."""
+        """Keyword arguments of ``plan_sync`` (the guards of deletes apart)."""
         return {
             "key": self.key.value,
             "delete_missing": self.delete_missing,
             "create_missing": not self.no_create,
             "accept_flagged": self.accept_flagged,
             "allow_incomplete": self.allow_incomplete,
+            "force_identity_count": self.force_identity_count,
+            "blank_unknown_location": self.blank_unknown_location,
         }
 
 

@@ -168,6 +168,16 @@ class SheetFlags:
             rich_help_panel="Reading the sheet",
         ),
     ] = ReadEngine.calamine
+    max_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--max-memory",
+            metavar="SIZE",
+            help="The most memory reading the sheet may take, e.g. 8GiB (2 GiB by default): a "
+            "file that would take more is refused before it is read.",
+            rich_help_panel="Reading the sheet",
+        ),
+    ] = None
 
     def read_options(self, key: str) -> dict[str, Any]:
         """The keyword arguments of ``read_sheet`` (files read, pairs parsed)."""
@@ -192,6 +202,7 @@ class SheetFlags:
             ),
             "encoding": check_encoding(self.encoding),
             "engine": self.engine.value,
+            **({"max_memory": self.max_memory} if self.max_memory is not None else {}),
         }
 
 

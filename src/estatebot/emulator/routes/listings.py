@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from fastapi import Request
+from pydantic import Field
 
 from estatebot.api.models import (
     LIST_RECORD_FIELDS,
@@ -31,6 +32,13 @@ from ..envelope import EncodedData, Failure, json_bytes
 from ..listing_cache import ListingFilter
 from ..listing_table import ListingConflict
 from .base import RouteBase
+
+
+class _PagesFromOne(ListRequest):
+    """The List body as this service takes it: pages counted from 1, as the contract's default
+    (the client's model also lets page 0 through, for deployments that count from 0)."""
+
+    PageNumber: int = Field(default=1, ge=1)
 
 
 def plain_number(value: Any) -> str:
@@ -112,7 +120,7 @@ class ListingRoutes(RouteBase):
 
     async def list_listings(self, request: Request, workspace: int) -> EncodedData:
         """RealEstateList: one page by ID order, and VirtualCount = the total matching."""
-        body = await self._body(request, ListRequest)
+        body = await self._body(request, _PagesFromOne)
         self._chatbot(body.SerialNumber, workspace)
         size = min(body.PageSize, max(1, self.options.max_page_size))
         filters = ListingFilter(

@@ -6,7 +6,9 @@ Jupyter's running event loop) and one with asyncio for
 :class:`~estatebot.api.client.AsyncClient`.
 
 The paging rules are described in :mod:`estatebot.api.paging`; ``client.listings.iter_pages``
-runs the same :class:`Pager` one page at a time.
+runs the same :class:`Pager` one page at a time. Both drivers end with the pager's
+:meth:`~Pager.final_check` (page 0 of a service counting from 0), and every walk is bounded: a
+service that never stops answering raises :class:`PullError` instead of pulling for ever.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import warnings
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,12 @@ from estatebot.api.models import ListingPage
 from estatebot.api.paging import Pager, PageResult, refusal
 from estatebot.errors import EstatebotError, PullError, PullWarning
 from estatebot.listings.remote.normalize import normalize_records, unreadable_values
-from estatebot.listings.remote.sent_record import fill_known, open_known, service_address
+from estatebot.listings.remote.sent_record import (
+    fill_known,
+    mark_location_unknown,
+    open_known,
+    service_address,
+)
 
 OnError = Literal["raise", "skip"]
 
@@ -113,6 +119,7 @@ class Known:
     def fill(self, frame: pd.DataFrame) -> None:
         record = open_known(self.sent_values, service=self.service, serial=self.serial)
         if record is None:
+            mark_location_unknown(frame)
             return
         try:
             fill_known(frame, record)
@@ -223,16 +230,16 @@ def pull_result(
         progress_bar(None, "Pulling listings", progress=progress, unit="page") as bar,
         ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="estatebot-pull") as pool,
     ):
-        batch = pager.start(first)
-        _track(bar, pager, 1, batch)
+        batch = pager.start(first) or pager.final_check()
+        _track(bar, pager, 1)
         while batch:
             # The bar moves page by page, not once per batch (a batch may be every page).
             results: list[PageResult] = []
             for result in pool.map(lambda number: fetch(number, pager.size), batch):
                 results.append(result)
                 _track(bar, pager, 1)
-            batch = pager.advance(batch, results)
-            _track(bar, pager, 0, batch)
+            batch = pager.advance(batch, results) or pager.final_check()
+            _track(bar, pager, 0)
     return _finish(pager, expand_extensions, Known.of(client, serial, sent_values))
 
 
@@ -279,12 +286,12 @@ async def apull_listings(
     pager = Pager(page_size=page_size, concurrency=concurrency, strict=on_error == "raise")
     first = await get(1, page_size)  # without page 1 there is nothing to go on: always raise
     with progress_bar(None, "Pulling listings", progress=progress, unit="page") as bar:
-        batch = pager.start(first)
-        _track(bar, pager, 1, batch)
+        batch = pager.start(first) or pager.final_check()
+        _track(bar, pager, 1)
         while batch:
             results = await asyncio.gather(*(fetch(number, pager.size) for number in batch))
-            batch = pager.advance(batch, results)
-            _track(bar, pager, 0, batch)
+            batch = pager.advance(batch, results) or pager.final_check()
+            _track(bar, pager, 0)
     return _finish(pager, expand_extensions, Known.of(client, serial, sent_values)).frame
 
 
@@ -299,12 +306,12 @@ def _settle(number: int, failure: PullError, on_error: OnError) -> PageResult:
         return None
 
 
-def _track(bar: Any, pager: Pager, done: int, batch: Sequence[int] = ()) -> None:
-    # The total is every page to be fetched: those the count names, and the check past the
-    # last one that travels with them (else the bar would end at 21 of 20). Without a count
-    # the total stays unknown.
+def _track(bar: Any, pager: Pager, done: int) -> None:
+    # The total is every page handed out to fetch: those the count names, the check past the
+    # last one that travels with them (else the bar would end at 21 of 20), and the final
+    # check's pages. Without a count the total stays unknown.
     if pager.expected_pages is not None:
-        pages = max([pager.expected_pages, *batch])
+        pages = max(pager.expected_pages, pager.asked) + len(pager.final)
         if bar.total is None or bar.total < pages:
             set_total(bar, pages)
     bar.update(done)

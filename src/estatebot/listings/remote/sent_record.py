@@ -26,16 +26,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
 import pandas as pd
 
 from estatebot.errors import PlanError
 from estatebot.listings import schema
 
 __all__ = [
+    "LOCATION_UNKNOWN",
     "RECORDED_FIELDS",
     "SentValues",
     "default_sent_values_path",
     "fill_known",
+    "mark_location_unknown",
     "open_known",
     "open_sent_values",
     "service_address",
@@ -43,6 +46,9 @@ __all__ = [
 
 #: The fields whose last sent value is recorded: those List never returns.
 RECORDED_FIELDS: tuple[str, ...] = schema.UNLISTED_COLUMNS
+
+#: The ``attrs`` entry naming the listings whose Location nobody here knows (see the schema).
+LOCATION_UNKNOWN = schema.LOCATION_UNKNOWN_ATTR
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sent (
@@ -174,15 +180,18 @@ def fill_known(frame: pd.DataFrame, record: SentValues) -> int:
 
     A listing is found by its ID, else its MLS number, else its URL (the identities the record
     keeps). A recorded value replaces what the frame holds there (at most a unit read from
-    List's ``Area`` text): what was sent is what the service stores.
+    List's ``Area`` text): what was sent is what the service stores. The listings the record
+    knows nothing of are named in ``frame.attrs`` (see :func:`mark_location_unknown`).
     """
     known = record.known()
     if not known or not len(frame):
+        mark_location_unknown(frame)
         return 0
     identities = (("NewOaks", "ID"), ("MLSNumber", "MLSNumber"), ("URL", "Url"))
     columns = {kind: frame[column].astype(object).tolist() for kind, column in identities}
     found: dict[str, list[Any]] = {name: [None] * len(frame) for name in RECORDED_FIELDS}
     filled = 0
+    unknown: list[Any] = []
     for position in range(len(frame)):
         values: dict[str, Any] | None = None
         for kind, _ in identities:
@@ -192,6 +201,7 @@ def fill_known(frame: pd.DataFrame, record: SentValues) -> int:
             if values is not None:
                 break
         if values is None:
+            unknown.append(columns["NewOaks"][position])
             continue
         for field in RECORDED_FIELDS:
             if values.get(field) not in (None, ""):
@@ -200,7 +210,18 @@ def fill_known(frame: pd.DataFrame, record: SentValues) -> int:
     for field, recorded_values in found.items():
         recorded = pd.Series(recorded_values, index=frame.index, dtype=frame[field].dtype)
         frame[field] = recorded.fillna(frame[field])
+    mark_location_unknown(frame, unknown)
     return filled
+
+
+def mark_location_unknown(frame: pd.DataFrame, unknown: Iterable[Any] | None = None) -> None:
+    """Name, in ``frame.attrs``, the pulled listings whose Location nobody here knows: the IDs in
+    ``unknown`` (None: every listing of the frame, as when there is no record). List never
+    returns Location, so an update would blank one another tool set; a plan holds such updates
+    back unless told to blank it."""
+    ids = frame["ID"] if unknown is None else pd.Series(list(unknown), dtype=object)
+    numbers = pd.to_numeric(ids, errors="coerce").dropna().astype("int64")
+    frame.attrs[LOCATION_UNKNOWN] = ",".join(map(str, np.sort(numbers.to_numpy(dtype=np.int64))))
 
 
 def open_known(

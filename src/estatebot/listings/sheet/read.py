@@ -45,9 +45,14 @@ from estatebot.listings.sheet.fields.inputs import Inputs, Options
 from estatebot.listings.sheet.fields.sources import SOURCES
 from estatebot.listings.sheet.fields.validate import typed_default, validate
 from estatebot.listings.sheet.issues import Issues
-from estatebot.listings.sheet.readers.file_kind import kind_of
+from estatebot.listings.sheet.readers.budget import DEFAULT_MAX_MEMORY, Budget, budget_of
 from estatebot.listings.sheet.readers.notes import Note
-from estatebot.listings.sheet.readers.table import Table, drop_blank_rows, read_table
+from estatebot.listings.sheet.readers.table import (
+    Table,
+    drop_blank_rows,
+    read_table,
+    workbook_sheets_of,
+)
 from estatebot.listings.sheet.readers.xlsx_openpyxl import Engine
 from estatebot.listings.sheet.result import Sheet
 
@@ -77,13 +82,16 @@ def read_sheet(
     encoding: str | None = None,
     engine: Engine = "calamine",
     progress: bool | None = None,
+    max_memory: int | str = DEFAULT_MAX_MEMORY,
 ) -> Sheet:
     """Read an MLS export into listings: the valid rows, and every problem by row and column.
 
     ``source`` is an xlsx or csv path, or a DataFrame (never changed). ``mapping``
     (``{header: field}``) overrides the header table; a field may also be a RESO source such as
     ``"BathroomsFull"``, ``"ExtensionColumn"`` (keep as an extra) or ``"ignore"``.
-    ``sheet_name`` picks the worksheet (first by default). ``defaults`` fill fields the sheet
+    ``sheet_name`` picks the worksheet by name or 0-based number; by default the first one
+    not hidden is read (a hidden sheet is read only when named, with a warning), and when it
+    has no column for the key, the next visible one that has. ``defaults`` fill fields the sheet
     lacks or leaves blank (``{"CurrencySymbol": "$", "AreaUnit": "Square Feet"}``); such values
     are marked in ``Sheet.defaulted`` and a plan uses them only where a listing has no value of
     its own. ``overrides`` sets a field on every row whatever the sheet says: a deliberate
@@ -123,8 +131,17 @@ def read_sheet(
     file is read by calamine unless ``engine="openpyxl"``: the same cells, many times slower.
     A bar shows the reading of a file as it goes (``progress``: on by default, see
     :func:`estatebot._progress.progress_enabled`).
+
+    ``max_memory`` bounds the memory the read may take: bytes, or a size such as ``"8 GiB"``
+    (2 GiB by default). An xlsx file's cost is estimated from its structure before any cell is
+    read (its rows and columns, the text of its cells, the shared strings its cells repeat,
+    the grid of empty cells a far cell makes), any other source's once its cells are read; a
+    read over budget raises :class:`SheetError` naming the cause and the budget. So do XML
+    padded far beyond what it holds, a cell beyond a worksheet's last row or column, and a read
+    that runs out of memory all the same.
     """
     key_column = _key_column(key)
+    budget = budget_of(max_memory)
     try:
         status_table = rules.status_table(pending_status, dict(statuses or {}))
         lot_factor = rules.parse_lot_unit(lot_unit)
@@ -138,19 +155,32 @@ def read_sheet(
     shown = False if progress is None and isinstance(source, pd.DataFrame) else progress
     # One step for the cells, one per column cleaned, then typing, deriving and checking: the
     # number of columns is known once the cells are read.
-    with progress_bar(4, f"Reading {label}", progress=shown, unit="step") as bar:
-        bar.set_postfix_str("reading the cells")
-        name, table = read_table(source, sheet_name, encoding, engine)
-        if sheet_name is None and not _maps_key(table, mapping, extensions, key_column):
-            name, table = _listings_sheet(
-                source, encoding, engine, mapping, extensions, key_column, name, table
-            )
-        set_total(bar, 4 + len(table.columns))
-        bar.update()
-        sheet = _read_table(
-            name, table, mapping, typed_defaults, typed_overrides, status_table, clear_token,
-            extensions, decimal_baths, lot_factor, key_column, bar,
-        )  # fmt: skip
+    step = "reading the cells"
+    try:
+        with progress_bar(4, f"Reading {label}", progress=shown, unit="step") as bar:
+            bar.set_postfix_str(step)
+            name, table = read_table(source, sheet_name, encoding, engine, budget)
+            if sheet_name is None and not _maps_key(table, mapping, extensions, key_column):
+                name, table = _listings_sheet(
+                    source, encoding, engine, budget, mapping, extensions, key_column, name,
+                    table,
+                )  # fmt: skip
+            set_total(bar, 4 + len(table.columns))
+            bar.update()
+            step = "typing the cells"
+            sheet = _read_table(
+                name, table, mapping, typed_defaults, typed_overrides, status_table,
+                clear_token, extensions, decimal_baths, lot_factor, key_column, bar,
+            )  # fmt: skip
+    except MemoryError as error:
+        # The budget's estimate was passed, yet memory ran out (other programs hold it, or
+        # the machine has less than the budget): still a SheetError, never a raw one.
+        raise SheetError(
+            f"{label}: the memory ran out while {step} ({type(error).__name__}): the machine "
+            f"has less free memory than the read needs; close other programs, pass a smaller "
+            f"max_memory= (now {budget.limit:,} bytes) to be stopped before reading, or split "
+            "the sheet into smaller files"
+        ) from None
     return sheet
 
 
@@ -166,30 +196,32 @@ def _listings_sheet(
     source: str | os.PathLike[str] | pd.DataFrame,
     encoding: str | None,
     engine: Engine,
+    budget: Budget,
     mapping: Mapping[str, str] | None,
     extensions: bool,
     key_column: str,
     name: str,
     first: Table,
 ) -> tuple[str, Table]:
-    """The first worksheet that has a column for the key, when the first has none (a notes or
-    cover sheet placed before the listings); else the first, as it was. Only a workbook has
-    other sheets to look at; the sheet read is named in a note."""
-    if isinstance(source, pd.DataFrame) or kind_of(Path(source)) not in ("xlsx", "xls", "ods"):
-        return name, first
-    position = 1
-    while True:
+    """The first visible worksheet that has a column for the key, when the first visible one
+    has none (a notes or cover sheet placed before the listings); else the first, as it was.
+    Only a workbook has other sheets to look at; the sheet read is named in a note. Hidden
+    sheets are never looked at: one is read only when ``sheet_name`` names it."""
+    sheets = workbook_sheets_of(source)
+    visible = [position for position, (_, hidden) in enumerate(sheets) if not hidden]
+    for position in visible[1:]:
         try:
-            other_name, other = read_table(source, position, encoding, engine)
+            other_name, other = read_table(source, sheets[position][0], encoding, engine, budget)
         except SheetNotFoundError:
             return name, first
         if _maps_key(other, mapping, extensions, key_column):
+            which = "first" if visible[0] == 0 else "first visible"
             note = Note(
-                f"the first worksheet has no {key_column} column: read worksheet "
+                f"the {which} worksheet has no {key_column} column: read worksheet "
                 f"{position + 1} instead (pass sheet_name= to choose one)",
             )
             return other_name, replace(other, notes=[note, *other.notes])
-        position += 1
+    return name, first
 
 
 def _read_table(

@@ -9,44 +9,51 @@ lose, so that the cells are the ones the openpyxl reader (:mod:`.xlsx`) gives:
 * formulas without a saved value, merged ranges and values beside the named columns are noted
   by :mod:`.xlsxscan`, only when the bytes hold any.
 
-Two kinds of xlsx sheet are left to openpyxl: cells without coordinates (their place is known
-only by counting) and a stray value far right of the data (calamine holds a dense grid, and one
-value in column XFD would make it rows × 16,384 cells). An ``.xls`` or ``.ods`` file is read by
+Some xlsx sheets are left to openpyxl (:mod:`.xlsx_guard` decides, before calamine starts):
+XML that is not written plainly (the byte patterns might not see what a parser sees), cells
+without coordinates (their place is known only by counting), rich-text inline strings, and a
+stray value far right of the data (calamine holds a dense grid, and one value in column XFD would
+make it rows × 16,384 cells). calamine's grid is checked against the memory budget again, from
+its own size, before its values become Python lists. An ``.xls`` or ``.ods`` file is read by
 calamine alone: there, number formats, formula errors and merged ranges are not seen.
 """
 
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import date, datetime, time
 from os import PathLike
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import python_calamine
 from openpyxl.utils.cell import get_column_letter
 
-from estatebot.errors import SheetError
+from estatebot.listings.sheet.readers.budget import Budget, Cost
 from estatebot.listings.sheet.readers.grid import (
     CellGrid,
     ZeroPad,
     error_note,
+    hidden_note,
     scan_notes,
     sheet_position,
     value_text_of,
 )
 from estatebot.listings.sheet.readers.notes import Note
-from estatebot.listings.sheet.readers.xlsx_parts import worksheet_parts, zero_pad_styles
+from estatebot.listings.sheet.readers.xlsx_parts import zero_pad_styles
 from estatebot.listings.sheet.readers.xml_scan import (
     MAX_NAMED,
     Findings,
     Survey,
-    needs_openpyxl,
     parse_findings,
     survey,
 )
+
+if TYPE_CHECKING:
+    from estatebot.listings.sheet.readers.xlsx_guard import Prepared
 
 #: The kinds of workbook calamine reads.
 BookKind = Literal["xlsx", "xls", "ods"]
@@ -55,45 +62,69 @@ CALAMINE_ERRORS: tuple[type[BaseException], ...] = (python_calamine.CalamineErro
 _EMPTY = CellGrid(np.empty(0, np.int64), np.empty((0, 0), object))
 
 
+def sheets_of(path: str | PathLike[str], kind: Literal["xls", "ods"]) -> list[tuple[str, bool]]:
+    """The sheets of an ``.xls`` or ``.ods`` workbook, each with whether it is hidden."""
+    book = _open(path, kind)
+    try:
+        return sheets_of_book(book)
+    finally:
+        book.close()
+
+
+def sheets_of_book(book: python_calamine.CalamineWorkbook) -> list[tuple[str, bool]]:
+    """:func:`sheets_of` an open workbook."""
+    return [
+        (sheet.name, sheet.visible != python_calamine.SheetVisibleEnum.Visible)
+        for sheet in book.sheets_metadata
+    ]
+
+
 def read_cells(
     path: str | PathLike[str],
     sheet_name: str | int | None = None,
-    kind: BookKind = "xlsx",
+    kind: Literal["xls", "ods"] = "xls",
     *,
-    fallback: Callable[[str | PathLike[str], str | int | None], CellGrid] | None = None,
+    budget: Budget | None = None,
 ) -> CellGrid:
-    """The header row and the cells under it of one worksheet, as :mod:`.xlsx` describes.
+    """The header row and the cells under it of one worksheet of an ``.xls`` or ``.ods``
+    workbook (the first one not hidden by default; a hidden one named is read with a warning).
 
-    ``fallback`` reads an xlsx sheet this reader leaves to openpyxl (see the module's
-    docstring); without one, such a sheet is read here all the same.
+    calamine's grid of the sheet is checked against ``budget`` before its values become Python
+    lists. An xlsx worksheet is read by :func:`read_xlsx`, once :mod:`.xlsx_guard` has looked
+    at it.
     """
-    found = Survey()
-    pads: dict[int, ZeroPad] = {}
-    parts: dict[str, str] = {}
-    if kind == "xlsx":
-        # The package's own parts first: a zip that is no workbook fails here, saying which
-        # part is missing (a KeyError), as the openpyxl reader does.
-        with zipfile.ZipFile(path) as zipped:
-            parts = worksheet_parts(zipped)
-            pads = zero_pad_styles(zipped)
+    budget = budget or Budget()
     book = _open(path, kind)
     try:
         names = book.sheet_names
-        position = sheet_position(names, sheet_name)
-        name = names[position]
-        member = ""
-        if kind == "xlsx":
-            member = parts.get(name, "")
-            if not member:
-                raise SheetError(f"{name!r} is not a worksheet")
-            if fallback is not None and needs_openpyxl(str(path), member):
-                return fallback(path, sheet_name)
-            values, found = _values_beside_survey(book, position, str(path), member, pads)
-        else:
-            values = book.get_sheet_by_index(position).to_python(skip_empty_area=False)
+        hidden = {name for name, is_hidden in sheets_of_book(book) if is_hidden}
+        position = sheet_position(names, sheet_name, hidden)
+        sheet = book.get_sheet_by_index(position)
+        _check_grid(sheet, budget, f"{Path(path).name}, worksheet {names[position]!r}")
+        values = sheet.to_python(skip_empty_area=False)
     finally:
         book.close()
-    return _grid(values, found, pads, str(path), member)
+    grid = _grid(values, Survey(), {}, str(path), "")
+    if names[position] in hidden:
+        grid = replace(grid, notes=[hidden_note(names[position]), *grid.notes])
+    return grid
+
+
+def read_xlsx(path: str | PathLike[str], prepared: Prepared, budget: Budget) -> CellGrid:
+    """The cells of the xlsx worksheet ``prepared`` (see :mod:`.xlsx_guard`), as the module's
+    docstring describes."""
+    # The package's own parts first: a zip that is no workbook fails here, saying which part
+    # is missing (a KeyError), as the openpyxl reader does.
+    with zipfile.ZipFile(path) as zipped:
+        pads = zero_pad_styles(zipped)
+    book = _open(path, "xlsx")
+    try:
+        values, found = _values_beside_survey(
+            book, prepared.position, str(path), prepared.member, pads, budget, prepared.where
+        )
+    finally:
+        book.close()
+    return _grid(values, found, pads, str(path), prepared.member)
 
 
 def _values_beside_survey(
@@ -102,6 +133,8 @@ def _values_beside_survey(
     path: str,
     member: str,
     pads: dict[int, ZeroPad],
+    budget: Budget,
+    where: str,
 ) -> tuple[list[list[Any]], Survey]:
     """The sheet's values and the survey of its bytes, the two read at the same time.
 
@@ -111,8 +144,17 @@ def _values_beside_survey(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-calamine") as pool:
         sheet = pool.submit(book.get_sheet_by_index, position)
         found = survey(path, member, pads)
-        values = sheet.result().to_python(skip_empty_area=False)
-    return values, found
+        parsed = sheet.result()
+    _check_grid(parsed, budget, where)
+    return parsed.to_python(skip_empty_area=False), found
+
+
+def _check_grid(sheet: python_calamine.CalamineSheet, budget: Budget, where: str) -> None:
+    """Check calamine's grid of ``sheet`` against ``budget`` before it becomes Python lists,
+    which hold every cell from A1 to the last one, empty or not."""
+    end = sheet.end
+    if end is not None:
+        budget.check(Cost(grid_rows=end[0] + 1, grid_columns=end[1] + 1), where)
 
 
 def _open(path: str | PathLike[str], kind: BookKind) -> python_calamine.CalamineWorkbook:

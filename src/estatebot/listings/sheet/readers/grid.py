@@ -7,6 +7,7 @@ values beside or beyond the named columns).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,11 +65,21 @@ def zero_pad_of(code: str | None) -> ZeroPad:
     return _NO_PAD
 
 
-def sheet_position(names: list[str], sheet_name: str | int | None) -> int:
+def sheet_position(
+    names: list[str], sheet_name: str | int | None, hidden: Collection[str] = ()
+) -> int:
+    """The position of the worksheet ``sheet_name`` names (a name, or a 0-based number),
+    and by default the first one not ``hidden``: a hidden sheet is read only when named."""
     if not names:
         raise SheetError("the workbook has no worksheet")
     if sheet_name is None:
-        return 0
+        for position, name in enumerate(names):
+            if name not in hidden:
+                return position
+        raise SheetError(
+            f"every worksheet of the workbook is hidden ({', '.join(map(repr, names))}): a "
+            "hidden sheet is read only when sheet_name= names it"
+        )
     if isinstance(sheet_name, int):
         if 0 <= sheet_name < len(names):
             return sheet_name
@@ -76,6 +87,14 @@ def sheet_position(names: list[str], sheet_name: str | int | None) -> int:
     if sheet_name in names:
         return names.index(sheet_name)
     raise SheetNotFoundError(sheet_name, names)
+
+
+def hidden_note(name: str) -> Note:
+    """The warning that worksheet ``name``, read because it was named, is hidden."""
+    return Note(
+        f"worksheet {name!r} is hidden in the workbook: it is read because sheet_name names "
+        "it (check that it holds the listings meant, not a hidden copy or old data)"
+    )
 
 
 def value_text_of(value: Any) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,7 +20,8 @@ import pandas as pd
 from estatebot._safe_cells import from_csv_text
 from estatebot.errors import SheetError
 from estatebot.listings.sheet.fields.cell_types import Column, IntArray, ObjectArray, value_text
-from estatebot.listings.sheet.readers.calamine import read_cells
+from estatebot.listings.sheet.readers.budget import Budget, Cost
+from estatebot.listings.sheet.readers.calamine import read_cells, sheets_of
 from estatebot.listings.sheet.readers.file_kind import WORKBOOK_ERRORS, failure, kind_of
 from estatebot.listings.sheet.readers.notes import Note
 from estatebot.listings.sheet.readers.text import (
@@ -37,6 +39,7 @@ from estatebot.listings.sheet.readers.xlsx_openpyxl import (
     Engine,
     read_xlsx_cells,
 )
+from estatebot.listings.sheet.readers.xlsx_parts import workbook_sheets
 
 #: A disclaimer row (portal exports) has one long text in its first cell and nothing else.
 _DISCLAIMER_MIN_LENGTH = 30
@@ -60,16 +63,66 @@ def read_table(
     sheet_name: str | int | None,
     encoding: str | None = None,
     engine: Engine = "calamine",
+    budget: Budget | None = None,
 ) -> tuple[str, Table]:
     """The raw table of a file or frame, and the name to report it under.
 
     ``encoding`` applies to delimited text files (see :mod:`.textfile`), ``engine`` to xlsx
     files (see :mod:`.xlsx`; ``.xls`` and ``.ods`` files are read by calamine only). A file no
     reader can take is a :class:`SheetError` naming it and saying what to do (see
-    :mod:`.files`).
+    :mod:`.files`); so is a read over ``budget``: an xlsx file's is checked before a reader
+    allocates (:mod:`.xlsx_guard`), any other's once its cells are read, before they are typed.
     """
+    budget = budget or Budget()
+    name, table, checked = _read_table(source, sheet_name, encoding, engine, budget)
+    if not checked:
+        budget.check(cost_of(table), name)
+    return name, table
+
+
+def workbook_sheets_of(source: str | os.PathLike[str] | pd.DataFrame) -> list[tuple[str, bool]]:
+    """The sheets of a workbook file, in order, each with whether it is passed over unless
+    named (a hidden sheet, a chart sheet); [] for a frame or a text file."""
     if isinstance(source, pd.DataFrame):
-        return "<DataFrame>", _table_from_frame(source)
+        return []
+    path = Path(source)
+    kind = kind_of(path)
+    try:
+        if kind == "xlsx":
+            with zipfile.ZipFile(path) as zipped:
+                # A chart sheet holds no cells: it is passed over as a hidden one is.
+                sheets = workbook_sheets(zipped)
+                return [(entry.name, entry.hidden or entry.member is None) for entry in sheets]
+        if kind in ("xls", "ods"):
+            return sheets_of(path, kind)
+    except WORKBOOK_ERRORS as error:
+        raise failure(path, error, kind=kind) from None
+    return []
+
+
+def cost_of(table: Table) -> Cost:
+    """What typing ``table`` into listings would hold (see :mod:`.budget`)."""
+    text = cells = 0
+    for column in table.columns:
+        for value in column:
+            if value is None:
+                continue
+            cells += 1
+            if type(value) is str:
+                text += len(value)
+    return Cost(rows=len(table.rows), columns=len(table.columns), cells=cells, text=text)
+
+
+def _read_table(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    sheet_name: str | int | None,
+    encoding: str | None,
+    engine: Engine,
+    budget: Budget,
+) -> tuple[str, Table, bool]:
+    """:func:`read_table`, and whether the read was checked against ``budget`` already."""
+    if isinstance(source, pd.DataFrame):
+        return "<DataFrame>", _table_from_frame(source), False
     if encoding is not None:
         check_encoding(encoding)
     path = Path(source)
@@ -79,7 +132,7 @@ def read_table(
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:
             raise SheetError(f"{path.name} cannot be read as parquet: {error}") from None
-        return path.name, _table_from_frame(frame)
+        return path.name, _table_from_frame(frame), False
     if engine not in ENGINES:
         raise SheetError(f"engine must be one of {', '.join(ENGINES)}", value=engine)
     if kind in ("xlsx", "xls", "ods"):
@@ -90,16 +143,16 @@ def read_table(
             )
         try:
             if kind == "xlsx":
-                cells = read_xlsx_cells(path, sheet_name, engine=engine)
+                cells = read_xlsx_cells(path, sheet_name, engine=engine, budget=budget)
             else:
-                cells = read_cells(path, sheet_name, kind)
+                cells = read_cells(path, sheet_name, kind, budget=budget)
         except SheetError:
             raise
         except WORKBOOK_ERRORS as error:
             raise failure(path, error, kind=kind) from None
-        return path.name, _table_from_grid(cells)
+        return path.name, _table_from_grid(cells), kind == "xlsx"
     delimiter = "\t" if path.suffix.lower() == ".tsv" else None
-    return path.name, _table_from_text(path, delimiter, encoding)
+    return path.name, _table_from_text(path, delimiter, encoding), False
 
 
 def _table_from_grid(cells: CellGrid) -> Table:

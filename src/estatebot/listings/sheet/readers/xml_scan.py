@@ -5,11 +5,13 @@ and cells right of the header (the readers are bounded to the header's width).
 :func:`survey` is one pass over the worksheet's bytes for the compiled reader: it also finds
 what that reader's values lose (the cells whose number is written as a decimal or in scientific
 notation, which openpyxl reads as floats; the cells under a zero-padding number format).
-:func:`needs_openpyxl`, a cheaper pass made before, says when that reader must not read a sheet.
+:func:`needs_openpyxl` says when that reader must not read a sheet (see :mod:`.xml_shape`).
 
-A worksheet part is first searched as bytes, which costs a small part of reading it (regular
-expressions run in C over the decompressed stream): only when it holds a formula, a merge, or a
-cell beyond the header does :func:`scan` parse it as XML to find the cells, one row at a time.
+A worksheet part written plainly (see :mod:`.xml_shape`; the compiled reader reads no other) is
+first searched as bytes, which costs a small part of reading it (regular expressions run in C
+over the decompressed stream): only when it holds a formula, a merge, or a cell beyond the
+header does :func:`scan` parse it as XML to find the cells, one row at a time. A part not
+written plainly is always parsed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from xml.etree import ElementTree
 
 from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 
+from estatebot.listings.sheet.readers.xml_shape import shape_of, sparse
+
 #: Most cells beyond the header named one by one; the rest are counted.
 MAX_NAMED = 20
 
@@ -34,7 +38,7 @@ _OVERLAP = 256  # longer than any tag the patterns look for, so none is cut betw
 _PREFIX = rb"<(?:[A-Za-z_][\w.-]*:)?"
 _HAS_FORMULA = re.compile(_PREFIX + rb"f[\s/>]")
 _HAS_MERGE = re.compile(_PREFIX + rb"mergeCell[\s/>]")
-_COLUMN_REF = re.compile(rb'\sr="([A-Z]{1,3})[0-9]+"')
+_COLUMN_REF = re.compile(rb'\sr="([A-Za-z]{1,3})[0-9]+"')
 # A cell element without an r attribute: its column is only known by counting.
 _UNREFERENCED = re.compile(_PREFIX + rb"c(?=[\s/>])(?![^>]*\sr=)")
 _HAS_ERROR = re.compile(_PREFIX + rb'c\s[^>]*\bt="e"')
@@ -58,14 +62,16 @@ class Findings:
     errors: list[tuple[int, int, str]] = field(default_factory=list)
 
 
-def scan(archive: str, member: str, named: Collection[int], header_row: int) -> Findings:
+def scan(
+    archive: str, member: str, named: Collection[int], header_row: int, *, plain: bool = True
+) -> Findings:
     """Look at worksheet part ``member`` of the xlsx file ``archive`` below ``header_row``:
     formula cells of the ``named`` columns without a saved value, merged ranges, and values in
-    the other columns."""
+    the other columns. A part not ``plain`` (see :mod:`.xml_shape`) is parsed at once."""
     wanted = frozenset(named)
     with zipfile.ZipFile(archive) as zipped:
         with zipped.open(member) as stream:
-            needed = _worth_parsing(stream, wanted)
+            needed = not plain or _worth_parsing(stream, wanted)
         if not needed:
             return Findings()
         with zipped.open(member) as stream:
@@ -87,7 +93,7 @@ def _worth_parsing(stream: IO[bytes], named: frozenset[int]) -> bool:
         if _UNREFERENCED.search(chunk) or _HAS_ERROR.search(chunk):
             return True
         letters.update(_COLUMN_REF.findall(chunk))
-    return any(column_index_from_string(c.decode()) not in named for c in letters)
+    return any(column_index_from_string(c.decode().upper()) not in named for c in letters)
 
 
 def _parse(stream: IO[bytes], named: frozenset[int], header_row: int) -> Findings:
@@ -153,10 +159,7 @@ def _inline_text(cell: ElementTree.Element) -> bool:
 # with the namespace prefix the sheet uses (``<c`` or ``<x:c``), read once from its start.
 
 _SHEET_DATA = re.compile(rb"<([A-Za-z_][\w.-]*:)?sheetData[\s/>]")
-# A cell reference three letters long (column ZZ is 702), or two from EA (column 131) on: a
-# sheet this wide has its columns counted, in case one stray value far right makes it so.
-_WIDE = re.compile(rb'r="(?:[A-Z]{3}|[E-Z][A-Z])[0-9]')
-_REF = re.compile(rb'\sr="([A-Z]{1,3})([0-9]+)"')
+_REF = re.compile(rb'\sr="([A-Za-z]{1,3})([0-9]+)"')
 _TYPE = re.compile(rb'\st="([a-zA-Z]+)"')
 _STYLE_OF = re.compile(rb'\ss="([0-9]+)"')
 
@@ -179,9 +182,6 @@ class _Tags:
     """The literal tags of one sheet, with its namespace prefix."""
 
     def __init__(self, prefix: bytes) -> None:
-        self.cells = (b"<" + prefix + b"c ", b"<" + prefix + b"c>", b"<" + prefix + b"c/>")
-        self.any_cell = b"<" + prefix + b"c"
-        self.referenced = b"<" + prefix + b'c r="'
         self.details = (
             b"<" + prefix + b"f>",
             b"<" + prefix + b"f ",
@@ -189,7 +189,6 @@ class _Tags:
             b"<" + prefix + b"mergeCell",
             b't="e"',
         )
-        self.rich_inline = b"<" + prefix + b"is><" + prefix + b"r>"
         self.start = b"<" + prefix + b"c "
         self.notation = re.compile(
             b"<" + prefix + rb"v>([-+]?\d+\.0*|[-+]?\d{16,}|[^<]*[eE][^<]*)</" + prefix + b"v>"
@@ -224,27 +223,14 @@ def survey(
 
 
 def needs_openpyxl(archive: str, member: str) -> bool:
-    """Whether worksheet part ``member`` of ``archive`` is one calamine must not read: a cell
-    without an ``r`` attribute (its place is only known by counting), a rich-text inline string
-    (calamine drops the spaces between its runs), or a stray value far right (calamine's dense
-    grid of it would be rows × 16,384 cells, see :func:`_sparse`).
-
-    Literal counts over the bytes, a fraction of :func:`survey`'s cost: it runs before calamine
-    reads, so that calamine never starts on such a sheet, and the survey can run beside it.
+    """Whether worksheet part ``member`` of ``archive`` is one calamine must not read: XML not
+    written plainly, a cell without an ``r`` attribute (its place is only known by counting), a
+    rich-text inline string (calamine drops the spaces between its runs), or a stray value far
+    right (calamine's dense grid of it would be rows × 16,384 cells): see :mod:`.xml_shape`.
     """
-    wide = False
-    for tags, chunk in _cell_chunks(archive, member):
-        referenced = chunk.count(tags.referenced)
-        # One count of "<c" first ("<col" and the like count too, outside the cells): the
-        # exact count of cell tags only when that one differs.
-        if chunk.count(tags.any_cell) != referenced:
-            cells = sum(chunk.count(tag) for tag in tags.cells)
-            if cells != referenced and _UNREFERENCED.search(chunk):
-                return True
-        if tags.rich_inline in chunk:
-            return True
-        wide = wide or _WIDE.search(chunk) is not None
-    return wide and _sparse(archive, member)
+    with zipfile.ZipFile(archive) as zipped:
+        shape = shape_of(zipped, member, f"{archive} ({member})")
+    return not shape.plain or shape.unreferenced or shape.rich_inline or sparse(shape)
 
 
 def _cell_chunks(archive: str, member: str) -> Iterator[tuple[_Tags, bytes]]:
@@ -274,39 +260,34 @@ def _cell_at(
     if ref is None:
         return None
     kind = _TYPE.search(attributes)
-    place = int(ref.group(2)), column_index_from_string(ref.group(1).decode())
+    place = int(ref.group(2)), column_index_from_string(ref.group(1).decode().upper())
     return place, kind.group(1) if kind else None
 
 
-#: Columns a dense grid may hold beyond four times those holding a cell (see :func:`_sparse`).
-SPARE_COLUMNS = 64
-
-
-def _sparse(archive: str, member: str) -> bool:
-    """Whether the sheet's widest column lies far beyond the columns holding cells: a dense
-    grid of it would be mostly empty (one stray value in column XFD)."""
-    letters: set[bytes] = set()
-    with zipfile.ZipFile(archive) as zipped, zipped.open(member) as stream:
-        for chunk in _whole_rows(stream):
-            letters.update(_COLUMN_REF.findall(chunk))
-    columns = [column_index_from_string(c.decode()) for c in letters]
-    return bool(columns) and max(columns) > 4 * len(columns) + SPARE_COLUMNS
-
-
 def _whole_rows(stream: IO[bytes]) -> Iterator[bytes]:
-    """The stream in chunks that end after a row's tag, so no cell is cut between two."""
-    rest = b""
+    """The stream in chunks that end after a row's tag, so no cell is cut between two.
+
+    Each piece read is searched once (with the three bytes before it, for a tag cut between two
+    pieces) and a chunk's pieces are joined once: linear in the part's size however far apart
+    its rows are (:mod:`.xml_shape` has refused padded XML before).
+    """
+    pieces: list[bytes] = []
+    carry = b""  # the last bytes waiting, where a "row>" cut between two pieces begins
     while chunk := stream.read(_CHUNK):
-        buffer = rest + chunk
-        cut = buffer.rfind(b"row>")
+        window = carry + chunk
+        cut = window.rfind(b"row>")
         if cut < 0:
-            rest = buffer
+            pieces.append(chunk)
+            carry = window[-3:]
             continue
-        cut += len(b"row>")
-        rest = buffer[cut:]
-        yield buffer[:cut]
-    if rest:
-        yield rest
+        # "row>" is longer than the carry, so it ends inside this piece.
+        end = cut + len(b"row>") - len(carry)
+        pieces.append(chunk[:end])
+        yield b"".join(pieces)
+        rest = chunk[end:]
+        pieces, carry = [rest], rest[-3:]
+    if any(pieces):
+        yield b"".join(pieces)
 
 
 def parse_findings(archive: str, member: str, named: Collection[int], header_row: int) -> Findings:

@@ -25,10 +25,13 @@ class ApplyOptions:
     before-image goes (``.json`` or ``.xlsx``; None: a timestamped file); ``progress`` shows a
     bar (None: when in a terminal or notebook); ``force`` applies a stale plan anyway;
     ``sent_values`` is the record of the fields List never returns (None: its default place,
-    False: none); each window of ``recheck_window`` writes (None: ``8 × concurrency``, at least
-    one delete request) is re-checked once ``recheck_after`` seconds have passed since the
-    stale check (None: never). A restore reads ``concurrency``, ``progress`` and
-    ``sent_values`` only.
+    False: none); each window of ``recheck_window`` writes (None: ``8 × concurrency``; a delete
+    request holds at most a window) is re-checked once ``recheck_after`` seconds (default 2)
+    have passed since the stale check (None: never). The plan's guards are checked again
+    before the first write (:mod:`.guards_again`): no more deletes, nor changes of MLSNumber or
+    Url, than ``max_delete_fraction`` of the listings on the service unless
+    ``force_delete_count`` / ``force_identity_count`` confirm that many. A restore reads
+    ``concurrency``, ``progress`` and ``sent_values`` only.
 
     Checked when made: a count below 1 or a negative ``recheck_after`` raises ValueError, a
     backup that is neither ``.json`` nor ``.xlsx`` raises
@@ -42,8 +45,13 @@ class ApplyOptions:
     force: bool = False
     delete_chunk: int = 100
     sent_values: str | Path | bool | None = None
-    recheck_after: float | None = 10.0
+    #: Seconds after the stale check from which each window is re-checked: short, so an edit
+    #: made on the service while a long apply runs is seen; a quick apply pays nothing.
+    recheck_after: float | None = 2.0
     recheck_window: int | None = None
+    max_delete_fraction: float = 0.2
+    force_delete_count: int | None = None
+    force_identity_count: int | None = None
 
     def __post_init__(self) -> None:
         # In this order, so a call with several bad options names the same one it always did.
@@ -55,6 +63,14 @@ class ApplyOptions:
             raise ValueError(f"recheck_after must be 0 or more seconds, got {self.recheck_after}")
         if self.recheck_window is not None and self.recheck_window < 1:
             raise ValueError(f"recheck_window must be at least 1, got {self.recheck_window}")
+        if not 0 <= self.max_delete_fraction <= 1:  # also refuses nan
+            raise ValueError(
+                f"max_delete_fraction must be between 0 and 1, got {self.max_delete_fraction}"
+            )
+        for name in ("force_delete_count", "force_identity_count"):
+            count = getattr(self, name)
+            if count is not None and count < 0:
+                raise ValueError(f"{name} must be 0 or more, got {count}")
         if self.backup is not None:
             check_backup_path(self.backup)
 
@@ -70,9 +86,14 @@ class ApplyOptions:
 
     @property
     def window(self) -> int:
-        """The writes re-checked together: ``recheck_window``, else ``8 × concurrency`` and at
-        least one delete request."""
-        return self.recheck_window or max(8 * self.concurrency, self.delete_chunk)
+        """The writes re-checked together: ``recheck_window``, else ``8 × concurrency``."""
+        return self.recheck_window or 8 * self.concurrency
+
+    @property
+    def delete_request(self) -> int:
+        """The keys per delete request: ``delete_chunk``, and never more than a window, so a
+        window of deletes is re-checked as documented however large a chunk is allowed."""
+        return min(self.delete_chunk, self.window)
 
 
 def resolve_options(options: ApplyOptions | None, **keywords: Any) -> ApplyOptions:

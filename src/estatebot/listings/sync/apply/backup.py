@@ -44,6 +44,7 @@ from estatebot._safe_cells import XLSX_MAX_CHARS, CellTooLong, unescape_xlsx_tex
 from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.export import flatten_for_cells, write_workbook
+from estatebot.listings.sync.plan.json_file import read_json_file
 from estatebot.listings.sync.values.tidy import NONE, clean_extension, clean_images
 
 FORMAT = "estatebot-backup"
@@ -224,7 +225,7 @@ def read_backup(path: str | Path) -> pd.DataFrame:
     if not source.exists():
         raise PlanError(f"no backup at {source}", value=str(source))
     if suffix == ".json":
-        document = json.loads(source.read_text(encoding="utf-8"))
+        document = read_json_file(source, what="an estatebot backup")
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise PlanError(f"{source.name} is not an estatebot backup", value=str(source))
         rows = document.get("listings") or []
@@ -246,7 +247,7 @@ def read_backup_raw(path: str | Path) -> list[dict[str, Any] | None]:
     source = Path(path)
     suffix = _check_suffix(source)
     if suffix == ".json":
-        document = json.loads(source.read_text(encoding="utf-8"))
+        document = read_json_file(source, what="an estatebot backup")
         rows = document.get("listings") or [] if isinstance(document, dict) else []
         return [row.get("raw") if isinstance(row.get("raw"), dict) else None for row in rows]
     cells = _xlsx_cells(source)

@@ -24,6 +24,14 @@ never loses work the service confirmed; threads that write at the same moment sh
 A kill in the middle of a write leaves a torn last line: it is ignored when reading (the event
 it described was never confirmed to anyone) and cut off before the file is appended to again.
 
+One journal has one writer at a time. Opening it takes an OS lock on a hidden file beside it
+(``.journal.jsonl.lock``, with a note of who holds it, :mod:`.held_lock`) before its contents
+are read, and :meth:`Journal.close` lets go. A second apply with the same journal, from this
+process or another, waits ``lock_wait`` seconds and then raises
+:class:`~.held_lock.LockHeldError` naming the first (its command, PID, start): two applies
+reading the same "not done yet" would both send every operation. A process killed while it
+holds the journal lets go with its death; the next apply takes the lock over.
+
 This module writes a journal (:class:`Journal`); what one holds, and reading it back, is in
 :mod:`~estatebot.listings.sync.apply.journal_records`.
 """
@@ -31,6 +39,7 @@ This module writes a journal (:class:`Journal`); what one holds, and reading it 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,15 +48,19 @@ from types import TracebackType
 from typing import Any, Self, TextIO
 
 from estatebot.errors import PlanError
+from estatebot.listings.sync.apply.held_lock import DEFAULT_WAIT, HeldLock
 from estatebot.listings.sync.apply.journal_records import (
     MAGIC,
     VERSION,
     Event,
+    JournalContents,
     JournalHeader,
     OpRecord,
     now_iso,
     read_journal,
 )
+
+_log = logging.getLogger(__name__)
 
 
 class Journal:
@@ -57,6 +70,10 @@ class Journal:
     the plan's ``fingerprint`` (the remote listings it was made from) and, when given, ``plan``
     (a hash of its operations, which tells apart two plans made from the same listings). A
     journal that is missing or empty is started afresh. Safe to use from several threads.
+
+    The journal is locked from opening to :meth:`close` (use it as a context manager): another
+    ``Journal`` of the same file waits up to ``lock_wait`` seconds, then raises
+    :class:`~.held_lock.LockHeldError` naming the holder.
     """
 
     def __init__(
@@ -67,18 +84,29 @@ class Journal:
         serial: str,
         plan: str | None = None,
         service: str | None = None,
+        lock_wait: float = DEFAULT_WAIT,
     ) -> None:
         self.path = Path(path)
-        contents = read_journal(self.path)
+        self._lock = HeldLock(lock_path(self.path), what=f"the journal {self.path}", wait=lock_wait)
+        # Taken before the journal is read: what it says is done must not change under us.
+        left = self._lock.acquire()
+        if left is not None:
+            _log.info("the journal %s: lock taken over from %s, no longer running", path, left)
+        try:
+            contents = _read(self.path)
+            if contents.header is not None:
+                _check_header(
+                    self.path,
+                    contents.header,
+                    fingerprint=fingerprint,
+                    serial=serial,
+                    plan=plan,
+                    service=service,
+                )
+        except BaseException:
+            self._lock.release()
+            raise
         if contents.header is not None:
-            _check_header(
-                self.path,
-                contents.header,
-                fingerprint=fingerprint,
-                serial=serial,
-                plan=plan,
-                service=service,
-            )
             self.header = contents.header
         else:
             self.header = JournalHeader(
@@ -201,10 +229,13 @@ class Journal:
             self._synced = target
 
     def close(self) -> None:
-        """Close the file (every recorded event is already on disk)."""
+        """Close the file (every recorded event is already on disk) and let go of its lock."""
         with self._write_lock:
-            if self._file is not None and not self._file.closed:
-                self._file.close()
+            try:
+                if self._file is not None and not self._file.closed:
+                    self._file.close()
+            finally:
+                self._lock.release()
 
     def __enter__(self) -> Self:
         return self
@@ -216,6 +247,23 @@ class Journal:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def lock_path(journal: Path) -> Path:
+    """The lock file of ``journal``: hidden beside it (``run/.journal.jsonl.lock``)."""
+    return journal.with_name(f".{journal.name}.lock")
+
+
+def _read(path: Path) -> JournalContents:
+    """:func:`read_journal`, with a line nested too deep for the parser named as damage."""
+    try:
+        return read_journal(path)
+    except RecursionError:
+        raise PlanError(
+            f"{path.name} is not a readable apply journal: a line nests arrays or objects "
+            "deeper than any journal event",
+            value=str(path),
+        ) from None
 
 
 def _check_header(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from estatebot.errors import PlanError
+from estatebot.listings.sync.plan.json_file import check_depth
 
 MAGIC = "estatebot-apply"
 VERSION = 1
@@ -108,6 +109,8 @@ class JournalContents:
 
 
 def _parse_line(line: str) -> dict[str, Any] | None:
+    if check_depth(line) is not None:
+        return None  # nested past any journal record: damage, never parsed (no RecursionError)
     try:
         value = json.loads(line)
     except ValueError:

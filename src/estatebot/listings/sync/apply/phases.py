@@ -14,7 +14,9 @@ in this order, one function each:
    must still hash (:func:`~estatebot.listings.sync.values.hashing.listing_hash`) to the
    ``before_hash`` it was planned against, and no create's key may exist yet. Any mismatch
    raises :class:`~estatebot.errors.PlanError` naming the listings, and nothing is written
-   (``force=True`` goes on anyway).
+   (``force=True`` goes on anyway). Then the plan's guards are checked again on what is about
+   to be sent (``_check_guards``, :mod:`.guards_again`): a plan file edited by hand cannot
+   delete or re-identify more listings than the apply allows.
 4. **Backup** (``_back_up``). The current state of every listing the run will update or delete
    is written to a backup file (:mod:`.backup`) before the first write: where asked, else next
    to the journal or in the current folder under a timestamped name. An operation that was
@@ -55,6 +57,7 @@ from estatebot.listings.sync.apply.backup import (
     read_backup_raw,
     write_backup,
 )
+from estatebot.listings.sync.apply.guards_again import check_guards_again
 from estatebot.listings.sync.apply.journal import Journal
 from estatebot.listings.sync.apply.journal_records import OpRecord
 from estatebot.listings.sync.apply.recheck import Recheck, still_there, window_recheck
@@ -108,8 +111,11 @@ def apply_plan(
     force: bool = False,
     delete_chunk: int = 100,
     sent_values: str | Path | bool | None = None,
-    recheck_after: float | None = 10.0,
+    recheck_after: float | None = 2.0,
     recheck_window: int | None = None,
+    max_delete_fraction: float = 0.2,
+    force_delete_count: int | None = None,
+    force_identity_count: int | None = None,
     options: ApplyOptions | None = None,
 ) -> ApplyReport:
     """Perform exactly the plan's operations on the chatbot ``serial``; returns an ApplyReport.
@@ -135,9 +141,16 @@ def apply_plan(
 
     Edits made on the service while the apply runs are not overwritten: once ``recheck_after``
     seconds have passed since the check, the targets of each window of ``recheck_window``
-    updates or deletes (default: ``8 × concurrency``, at least one delete request) are checked
+    updates or deletes (default: ``8 × concurrency``; a delete request holds at most a window;
+    ``recheck_after`` defaults to 2 seconds) are checked
     again just before they are written, and a listing changed since is not sent and reported
     ``changed during apply``. ``recheck_after=0`` re-checks every window; None never.
+
+    The plan's guards are checked again just before the first write, against the listings as
+    they are then, whatever a plan file says: more deletes, or more changes of MLSNumber or
+    Url, than ``max_delete_fraction`` of them raise :class:`PlanError` naming the listings,
+    unless ``force_delete_count`` / ``force_identity_count`` (or, for a plan made in this
+    process, the planner's) confirm that many.
 
     The options may instead come as one
     :class:`~estatebot.listings.sync.apply.apply_options.ApplyOptions` (``options=``); giving
@@ -147,6 +160,8 @@ def apply_plan(
         options, concurrency=concurrency, journal=journal, backup=backup, progress=progress,
         force=force, delete_chunk=delete_chunk, sent_values=sent_values,
         recheck_after=recheck_after, recheck_window=recheck_window,
+        max_delete_fraction=max_delete_fraction, force_delete_count=force_delete_count,
+        force_identity_count=force_identity_count,
     )  # fmt: skip
     tasks = tasks_from_plan(plan)
     book = _open_journal(chosen, plan, tasks, client, serial)
@@ -210,6 +225,7 @@ def _apply(run: _Run) -> ApplyReport:
     _pull_remote(run)
     todo = _settle_journaled(run)
     checked = _check_stale(run, todo)
+    _check_guards(run, checked)
     _back_up(run, checked)
     _record_found_applied(run, checked)
     runner = _send(run, _to_send(run, checked))
@@ -270,6 +286,15 @@ def _check_stale(run: _Run, todo: Sequence[Task]) -> Checked:
             "plan was made: " + ", ".join(t.key for t, _ in checked.stale[:SHOWN_STALE])
         )
     return checked
+
+
+def _check_guards(run: _Run, checked: Checked) -> None:
+    """3. The plan's guards again, on what is about to be sent to the listings as they are now:
+    whatever the plan file says, past the fraction nothing is written unconfirmed."""
+    if run.remote is not None and checked.send:
+        check_guards_again(
+            checked.send, run.remote, run.options, getattr(run.plan, "confirmed", None)
+        )
 
 
 def _back_up(run: _Run, checked: Checked) -> None:

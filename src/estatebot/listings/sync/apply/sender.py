@@ -264,7 +264,7 @@ class Runner:
                 self._run_phase(pool, [[t] for t in creates], self._send_first, checked=True)
                 self._run_phase(pool, [[t] for t in updates], self._send_first)
                 deletes = self._hold_replaced(creates, deletes)
-                chunks = list(_delete_chunks(deletes, self.options.delete_chunk))
+                chunks = list(_delete_chunks(deletes, self.options.delete_request))
                 self._run_phase(pool, chunks, self._send_deletes)
             except BaseException:
                 # Interrupted (Ctrl-C): send nothing more. Requests in flight finish; the

@@ -43,7 +43,7 @@ from estatebot.listings.remote.sent_record import SentValues, open_known, servic
 from estatebot.listings.sync.apply.restore import body_of
 from estatebot.listings.sync.apply.run_record import RunRecord, check_undo_defaults, read_run
 from estatebot.listings.sync.apply.stale_check import ROUND_TRIP_FIELDS, Remote
-from estatebot.listings.sync.plan.artifact import PlanArtifact
+from estatebot.listings.sync.plan.artifact import Confirmed, PlanArtifact
 from estatebot.listings.sync.plan.classify import planned_at
 from estatebot.listings.sync.plan.operations import (
     Change,
@@ -415,6 +415,9 @@ class _Undo:
                 f"{_listings(self.defaulted)} created again, whose unit nobody knew, take the "
                 f"AreaUnit given by defaults={unit}"
             )
+        # An undo deletes what the run created and puts back identities it changed, all of it
+        # shown before it is applied: the run's own guards were the guards of these listings.
+        plan.confirmed = Confirmed(max_delete_fraction=1.0)
         return plan
 
     def _plan_updates(self) -> None:

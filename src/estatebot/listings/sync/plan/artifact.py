@@ -21,6 +21,7 @@ from typing import Any, Self
 
 from estatebot._summary import Summary
 from estatebot.errors import PlanError
+from estatebot.listings.sync.plan.json_file import JsonFileError, read_json_file
 from estatebot.listings.sync.plan.operations import (
     Change,
     HeldBack,
@@ -29,7 +30,7 @@ from estatebot.listings.sync.plan.operations import (
     PlannedOp,
 )
 
-__all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "PlanArtifact"]
+__all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "Confirmed", "PlanArtifact"]
 
 
 PLAN_FORMAT = "estatebot-sync-plan"
@@ -41,6 +42,16 @@ PLAN_FORMAT_VERSION = 4
 
 
 # --------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """What a planner was told to allow: the fraction of the remote listings a plan may delete or
+    re-identify unconfirmed, and the exact counts confirmed beyond it (None: none)."""
+
+    max_delete_fraction: float = 0.2
+    deletes: int | None = None
+    identities: int | None = None
 
 
 @dataclass
@@ -69,6 +80,10 @@ class PlanArtifact:
     #: A cleanup's kept listings' days on market, beside :attr:`kept`, for :meth:`plot`. Kept in
     #: memory only: a plan read back plots with ``remote=``.
     kept_days_on_market: list[int | None] = field(default_factory=list, compare=False, repr=False)
+    #: The guards as the planner passed them (its fraction and the counts it was told to
+    #: confirm), for an apply in the same process. Never saved: a plan read from a file proves
+    #: nothing about how it was made, so its apply is guarded by the apply's own options.
+    confirmed: Confirmed | None = field(default=None, compare=False, repr=False)
 
     # -- reading
 
@@ -217,9 +232,30 @@ class PlanArtifact:
 
     @classmethod
     def load(cls, path: str | PathLike[str]) -> Self:
-        """Read a plan written by :meth:`save`."""
-        text = Path(path).read_text(encoding="utf-8")
-        return cls.from_json(json.loads(text, parse_constant=_refuse_constant))
+        """Read a plan written by :meth:`save`.
+
+        A file that holds no plan raises :class:`~.json_file.JsonFileError` (a PlanError) naming
+        the file and what is wrong: missing, not text, not JSON (with the line and column),
+        nested deeper than any plan (refused before it is parsed), another format, a plan
+        changed since it was made.
+        """
+        target = Path(path)
+        try:
+            data = read_json_file(target, what="a saved plan", parse_constant=_refuse_constant)
+            if not isinstance(data, Mapping):
+                raise JsonFileError(target, f"not a saved plan: a JSON {type(data).__name__}")
+            return cls.from_json(data)
+        except JsonFileError:
+            raise
+        except PlanError as error:
+            # Sealed, another version, a constant JSON has not: the same words, and the file.
+            named = JsonFileError(target, str(error))
+            named.row, named.column, named.value = error.row, error.column, error.value
+            raise named from None
+        except (LookupError, TypeError, ValueError, AttributeError) as error:
+            # A field missing or of another type: the file was written by something else.
+            problem = f"not a saved plan ({type(error).__name__}: {error})"
+            raise JsonFileError(target, problem) from None
 
 
 def _refuse_constant(name: str) -> Any:

@@ -150,7 +150,14 @@ def plan_matched(
     data["Key"], data["KeyType"] = keys, [ctx.key_type.value] * m
     differs_u = differs[to_update]
     stated = {name: differs_u[:, j].tolist() for j, name in enumerate(FIELDS)}
-    withheld = complete_bases(data, [b["ID"] for b in befores], stated, ctx.unreadable)
+    withheld = complete_bases(
+        data,
+        [b["ID"] for b in befores],
+        stated,
+        ctx.unreadable,
+        location_unknown=ctx.location_unknown,
+        blank_location=bool(plan.options.get("blank_unknown_location")),
+    )
     bodies = build_bodies(data, cleared_u, m, update=True)
     rows = pick(ctx.parts.rows, sheet_at)
     unknown = _unknown_fields(ctx, sheet_at, cleared_u, bodies)

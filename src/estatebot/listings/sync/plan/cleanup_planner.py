@@ -12,7 +12,7 @@ import pandas as pd
 from estatebot.api.models import KeyType, ListingStatus
 from estatebot.errors import PlanError
 from estatebot.listings import schema
-from estatebot.listings.sync.plan.artifact import PlanArtifact
+from estatebot.listings.sync.plan.artifact import Confirmed, PlanArtifact
 from estatebot.listings.sync.plan.classify import collector_paused, delete_ops, planned_at
 from estatebot.listings.sync.plan.cleanup_rule import WHERE_WORDS, rule_in_words
 from estatebot.listings.sync.plan.guards import (
@@ -143,6 +143,7 @@ def _plan_cleanup(
         plan.notes.append(f"{unkeyed} selected listings have no {key_column} and are kept")
     plan.deletes = delete_ops(clean, keys, chosen_positions, key_type)
     guard_deletes(len(plan.deletes), len(clean), fraction, force_delete_count)
+    plan.confirmed = Confirmed(fraction, force_delete_count)
     plan.fingerprint = frame_fingerprint(clean, is_clean=True)
     return plan
 

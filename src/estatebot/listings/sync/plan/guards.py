@@ -16,7 +16,7 @@ from estatebot.api.models import KeyType
 from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.sync.plan.artifact import PlanArtifact
-from estatebot.listings.sync.plan.operations import InvalidRow, ListingRef
+from estatebot.listings.sync.plan.operations import InvalidRow, ListingRef, PlannedOp
 
 _NUMERIC: frozenset[str] = frozenset(schema.INT_COLUMNS) | frozenset(schema.FLOAT_COLUMNS)
 
@@ -175,6 +175,94 @@ def guard_deletes(
             "exactly this many deletes",
             value=count,
         )
+
+
+#: The fields that name a listing to people and other systems (a changed one is a new identity).
+IDENTITY_FIELDS: tuple[str, ...] = ("MLSNumber", "Url")
+#: Listings a guard's message names before it counts the rest.
+_SHOWN_LISTINGS = 5
+#: Changes of MLSNumber or Url a plan may always make, whatever the fraction: a sheet corrects
+#: a few numbers (shown in the plan, each with its before and after); a wrong mapping rewrites
+#: them all.
+FEW_IDENTITY_CHANGES = 5
+
+
+def changes_identity(changes: Sequence[Any]) -> bool:
+    """Whether an update's changes give its listing another MLSNumber or Url (one it had)."""
+    return any(
+        change.field in IDENTITY_FIELDS
+        and not _blank(change.before)
+        and not _blank(change.after)
+        # The same key written otherwise (case, spaces) still names the same listing.
+        and _as_matched(change.before) != _as_matched(change.after)
+        for change in changes
+    )
+
+
+def _as_matched(value: Any) -> str:
+    return " ".join(str(value).split()).casefold()
+
+
+def identity_changes(updates: Sequence[PlannedOp]) -> list[tuple[str, str, str]]:
+    """``(field, before, after)`` of each update that gives its listing another identity (the
+    first such field of each)."""
+    found = []
+    for op in updates:
+        for change in op.changes:
+            if changes_identity((change,)):
+                found.append((change.field, str(change.before), str(change.after)))
+                break
+    return found
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or str(value) == ""
+
+
+def guard_identities(
+    changed: Sequence[tuple[str, str, str]],
+    remote_count: int,
+    fraction: float,
+    force_identity_count: int | None,
+    *,
+    mapped: str = "",
+) -> None:
+    """Raise PlanError when more identities change than the fraction allows, unconfirmed.
+
+    ``changed`` holds one ``(field, before, after)`` per listing whose MLSNumber or Url would
+    change. Rewriting many listings' identity is what a column mapped to the wrong field does
+    (a sheet's own record key read as MLSNumber), and it cuts every listing off from the MLS
+    and from other tools as surely as deleting it: it is guarded like deletes, by
+    ``max_delete_fraction`` (a few, :data:`FEW_IDENTITY_CHANGES`, always pass), and confirmed by
+    its exact count. ``mapped`` names the sheet's
+    headers that became MLSNumber or Url, the likely cause.
+    """
+    count = len(changed)
+    if force_identity_count is not None:
+        if force_identity_count != count:
+            raise PlanError(
+                f"force_identity_count={force_identity_count} does not match the plan, which "
+                f"would change the MLSNumber or Url of exactly {count} listings; pass "
+                f"force_identity_count={count} to confirm",
+                value=force_identity_count,
+            )
+        return
+    limit = max(fraction * remote_count, FEW_IDENTITY_CHANGES)
+    if count <= limit:
+        return
+    share = count / remote_count if remote_count else 1.0
+    shown = "; ".join(f"{name} {before!r} → {after!r}" for name, before, after in changed[:5])
+    more = f"; and {count - _SHOWN_LISTINGS} more" if count > _SHOWN_LISTINGS else ""
+    cause = f" ({mapped})" if mapped else ""
+    raise PlanError(
+        f"the plan would change the MLSNumber or Url of {count} of {remote_count} remote "
+        f"listings ({share:.1%}), more than max_delete_fraction={fraction:g} allows "
+        f"({math.floor(limit)}): {shown}{more}. A column mapped to the wrong field is the likely "
+        f"cause{cause}: check mapping= and the key, then pass force_identity_count={count} to "
+        "confirm exactly these changes",
+        column=changed[0][0] if changed else None,
+        value=count,
+    )
 
 
 def remote_positions(

@@ -93,6 +93,8 @@ class Pairing:
     by_identity: Mask = field(default_factory=lambda: np.zeros(0, dtype=bool))
     # By listing ID, the raw text of each value the pull could not read (the service holds it).
     unreadable: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    #: The listings whose Location nobody here knows (None: the remote frame does not say).
+    location_unknown: frozenset[int] | None = None
 
     def match(self) -> None:
         """Pair sheet rows with remote listings by key; set aside empty and duplicated keys.

@@ -39,6 +39,7 @@ the listings that change get a before-image, a hash and a body.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -47,7 +48,7 @@ import pandas as pd
 
 from estatebot.api.models import KeyType
 from estatebot.listings import schema
-from estatebot.listings.sync.plan.artifact import PlanArtifact
+from estatebot.listings.sync.plan.artifact import Confirmed, PlanArtifact
 from estatebot.listings.sync.plan.classify import (
     collector_paused,
     plan_matched,
@@ -60,11 +61,14 @@ from estatebot.listings.sync.plan.desired import (
     sheet_parts,
 )
 from estatebot.listings.sync.plan.guards import (
+    IDENTITY_FIELDS,
     check_fraction,
     check_listing_sheet,
     check_tolerances,
     guard_deletes,
+    guard_identities,
     hold_for_incomplete_pull,
+    identity_changes,
     parse_key_type,
     remote_positions,
 )
@@ -86,6 +90,8 @@ def plan_sync(
     create_missing: bool = True,
     max_delete_fraction: float = 0.2,
     force_delete_count: int | None = None,
+    force_identity_count: int | None = None,
+    blank_unknown_location: bool | None = None,
     compare_days_on_market: bool = False,
     tolerances: Mapping[str, float] | None = None,
     accept_flagged: bool = False,
@@ -115,7 +121,16 @@ def plan_sync(
     to the key: the message names the file and the columns found), for duplicate remote keys,
     an unknown key, bad options, or when the deletes exceed ``max_delete_fraction`` of the
     remote listings and ``force_delete_count`` does not equal their exact number (a wrong
-    ``force_delete_count`` is refused in every case).
+    ``force_delete_count`` is refused in every case). Updates that change a listing's MLSNumber
+    or Url (its identity, to the MLS and to other tools) are guarded alike, by the same fraction
+    and ``force_identity_count``: many of them mean a column mapped to the wrong field.
+
+    List never returns ``Location``: an update of a listing whose Location nobody here knows
+    (``pull_listings`` names them: no value was ever sent to it from here) and that the sheet
+    does not give would blank one set by another tool. Such an update is held back, naming the
+    listing, unless ``blank_unknown_location=True`` says to send it empty (None: as the
+    environment's ``ESTATEBOT_BLANK_UNKNOWN_LOCATION`` says, for a brokerage whose chatbots
+    never use Location; off when unset).
     """
     with collector_paused():
         return _plan_sync(
@@ -126,6 +141,8 @@ def plan_sync(
             create_missing=create_missing,
             max_delete_fraction=max_delete_fraction,
             force_delete_count=force_delete_count,
+            force_identity_count=force_identity_count,
+            blank_unknown_location=_blank_location(blank_unknown_location),
             compare_days_on_market=compare_days_on_market,
             tolerances=tolerances,
             accept_flagged=accept_flagged,
@@ -142,6 +159,8 @@ def _plan_sync(
     create_missing: bool,
     max_delete_fraction: float,
     force_delete_count: int | None,
+    force_identity_count: int | None,
+    blank_unknown_location: bool,
     compare_days_on_market: bool,
     tolerances: Mapping[str, float] | None,
     accept_flagged: bool,
@@ -156,6 +175,8 @@ def _plan_sync(
         "create_missing": bool(create_missing),
         "max_delete_fraction": fraction,
         "force_delete_count": force_delete_count,
+        "force_identity_count": force_identity_count,
+        "blank_unknown_location": bool(blank_unknown_location),
         "compare_days_on_market": bool(compare_days_on_market),
         "tolerances": tolerance_of,
         "accept_flagged": bool(accept_flagged),
@@ -163,15 +184,17 @@ def _plan_sync(
     }
     incomplete = None if allow_incomplete else remote.attrs.get("incomplete")
     unreadable = remote.attrs.get("unreadable") or {}
+    location_unknown = _location_unknown(remote)
     remote_clean = clean_frame(remote).reset_index(drop=True)
     # The fingerprint reads only the remote side: hash it on another thread while the rows are
     # matched and compared (hashing releases the interpreter lock on large buffers).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-plan") as pool:
         fingerprint = pool.submit(frame_fingerprint, remote_clean, is_clean=True)
-        plan = _plan_rows(sheet, remote_clean, key_type, options, unreadable)
+        plan = _plan_rows(sheet, remote_clean, key_type, options, unreadable, location_unknown)
         plan.fingerprint = fingerprint.result()
     if incomplete:
         hold_for_incomplete_pull(plan, incomplete)
+    plan.confirmed = Confirmed(fraction, force_delete_count, force_identity_count)
     return plan
 
 
@@ -181,6 +204,7 @@ def _plan_rows(
     key_type: KeyType,
     options: dict[str, Any],
     unreadable: Mapping[int, Mapping[str, str]],
+    location_unknown: frozenset[int] | None = None,
 ) -> PlanArtifact:
     """The plan's operations, notes and invalid rows (everything but its fingerprint)."""
     check_listing_sheet(sheet, key_type)  # a file that is no listings sheet plans nothing
@@ -194,6 +218,7 @@ def _plan_rows(
     ctx = Pairing(
         key_type, key_column, parts, sheet_keys, remote_clean, remote_keys, remote_ids, remote_at,
         sheet_match=match_keys(sheet_keys), remote_match=remote_match, unreadable=unreadable,
+        location_unknown=location_unknown,
     )  # fmt: skip
     ctx.match()
 
@@ -223,6 +248,13 @@ def _plan_rows(
     plan.invalid.extend(parts.rejected)
     plan.invalid.sort(key=lambda r: (r.row is None, r.row if r.row is not None else 0))
     plan_remote_only(plan, ctx, options["delete_missing"])
+    guard_identities(
+        identity_changes(plan.updates),
+        len(remote_clean),
+        options["max_delete_fraction"],
+        options["force_identity_count"],
+        mapped=_mapped_identities(sheet),
+    )
     guard_deletes(
         len(plan.deletes),
         len(remote_clean),
@@ -230,3 +262,38 @@ def _plan_rows(
         options["force_delete_count"],
     )
     return plan
+
+
+def _mapped_identities(sheet: SheetLike | pd.DataFrame) -> str:
+    """The sheet's headers read as MLSNumber or Url under another name ("ListingKey →
+    MLSNumber"), as a guard names the likely cause of many changed identities."""
+    mapping = getattr(sheet, "mapping", None)
+    if not isinstance(mapping, pd.DataFrame) or not {"header", "field"} <= {*mapping.columns}:
+        return ""
+    pairs = [
+        f"{header} → {name}"
+        for header, name in zip(mapping["header"], mapping["field"], strict=True)
+        if isinstance(name, str) and name in IDENTITY_FIELDS and str(header) != name
+    ]
+    return "the sheet maps " + ", ".join(pairs) if pairs else ""
+
+
+def _location_unknown(remote: pd.DataFrame) -> frozenset[int] | None:
+    """The IDs of the listings whose Location nobody here knows, as the pull named them (None:
+    the frame does not say, as one made by hand or read from a file)."""
+    raw = remote.attrs.get(schema.LOCATION_UNKNOWN_ATTR)
+    if not isinstance(raw, str):
+        return None
+    return frozenset(int(text) for text in raw.split(",") if text.strip().isdigit())
+
+
+#: ``ESTATEBOT_BLANK_UNKNOWN_LOCATION``: the default of ``blank_unknown_location``.
+BLANK_LOCATION_ENV = "ESTATEBOT_BLANK_UNKNOWN_LOCATION"
+
+
+def _blank_location(given: bool | None) -> bool:
+    """The caller's choice, else the environment's (only a plain yes turns it on)."""
+    if given is not None:
+        return bool(given)
+    setting = os.environ.get(BLANK_LOCATION_ENV, "").strip().lower()
+    return setting in {"1", "true", "yes", "on"}

@@ -10,7 +10,9 @@ as the service holds it:
 * for the fields List never returns (``AreaUnit``, ``Location``): the value last sent (which the
   pull fills in from the record of values sent), else the unit List's ``Area`` text shows (also
   filled in by the pull), else the sheet's default; an ``AreaUnit`` still unknown holds the update
-  back, naming the default that gives it.
+  back, naming the default that gives it. A ``Location`` nobody here knows (no value was ever
+  sent to the listing from here, so another tool may have set one) holds it back too, unless
+  the plan is told to blank it (``blank_unknown_location``).
 
 The **overlay** is exactly what the sheet states: non-blank, unflagged, mapped cells, and the clear
 token; a blank cell says nothing. Planning lays the overlay (see
@@ -25,7 +27,14 @@ from dataclasses import dataclass
 
 from estatebot.listings.sync.values.payloads import Columns, update_accepts
 
-__all__ = ["AREA_UNIT_HINT", "Withheld", "complete_bases"]
+__all__ = ["AREA_UNIT_HINT", "LOCATION_MESSAGE", "Withheld", "complete_bases"]
+
+#: Why an update of a listing whose Location nobody knows is held back, and what to do.
+LOCATION_MESSAGE = (
+    "the service never shows Location and no value was sent to this listing from here: an "
+    "update would blank a Location another tool set; give a Location column, or pass "
+    "blank_unknown_location=True to send it empty"
+)
 
 #: What to do about a listing whose AreaUnit nobody knows.
 AREA_UNIT_HINT = "give it: defaults={'AreaUnit': 'Square Feet'} (or 'Square Meters'), or a column"
@@ -45,11 +54,17 @@ def complete_bases(
     ids: Sequence[int | None],
     stated: Mapping[str, Sequence[bool]],
     unreadable: Mapping[int, Mapping[str, str]],
+    *,
+    location_unknown: frozenset[int] | None = None,
+    blank_location: bool = False,
 ) -> dict[int, list[Withheld]]:
     """Complete the bases of ``len(ids)`` update bodies in ``data`` (columns, changed in place).
 
     ``stated[field][i]`` is True where the sheet states (or clears) ``field`` of update ``i``;
     ``unreadable`` holds, by listing ID, the raw text of each value the pull could not read.
+    ``location_unknown`` names the listings whose Location nobody here knows (None: not said):
+    an update of one whose sheet row does not give a Location is held back, unless
+    ``blank_location`` says to send it empty.
     Returns the updates to hold back, by position, with each field that holds them and why.
     """
     withheld: dict[int, list[Withheld]] = {}
@@ -80,6 +95,14 @@ def complete_bases(
                     f"and its Area shows no unit: an update would reset it; {AREA_UNIT_HINT}",
                 )
             )
+        if (
+            not blank_location
+            and location_unknown is not None
+            and ident in location_unknown
+            and data["Location"][i] in (None, "")
+            and not _states(stated, "Location", i)
+        ):
+            held.append(Withheld("Location", None, LOCATION_MESSAGE))
         if held:
             withheld[i] = held
     return withheld
