@@ -73,6 +73,19 @@ def run_cli(
     return Done(done.returncode, done.stdout, done.stderr)
 
 
+def start_cli(server: Any, *args: str) -> subprocess.Popen[str]:
+    """Start ``estatebot ARGS`` against ``server`` without waiting for it (to interrupt or kill
+    it, or to run two at once); its input is empty, its output captured."""
+    return subprocess.Popen(
+        command(*args),
+        env=cli_env(server),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 @contextmanager
 def serving(*args: str) -> Iterator[str]:
     """``estatebot serve ARGS`` running for the block; yields what it printed up to the demo

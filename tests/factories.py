@@ -104,3 +104,25 @@ def sheet_frame(*rows: dict[str, Any]) -> pd.DataFrame:
     frame = schema.conform(pd.DataFrame.from_records(list(rows), columns=list(schema.COLUMNS)))
     frame.index = pd.RangeIndex(2, len(rows) + 2, name="row")
     return frame
+
+
+def wire_listing(serial: str) -> dict[str, Any]:
+    """A minimal valid Create (or Update) body for the chatbot ``serial``: the required fields
+    and a sale price, as a unit test of the client sends it."""
+    return {
+        "SerialNumber": serial,
+        "SaleType": "for_sale",
+        "Status": "Active",
+        "CurrencySymbol": "$",
+        "PropertyType": "House",
+        "Bedrooms": 3,
+        "Bathrooms": 2,
+        "Url": "https://homes.test/1",
+        "MLSNumber": "MLS-1",
+        "YearBuilt": 1999,
+        "DaysOnMarket": 4,
+        "LotArea": 5000,
+        "BuildingArea": 1800,
+        "AreaUnit": "Square Feet",
+        "ParkingSpots": 2,
+    }

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import estatebot as eb
+from clirun import run_cli
 from estatebot.emulator import EmulatorServer
 from estatebot.errors import PlanError
 from estatebot.listings.sync.apply.apply_options import ApplyOptions
@@ -214,3 +215,25 @@ def test_the_re_check_window_is_eight_writes_a_thread() -> None:
     assert ApplyOptions(concurrency=2).window == 16
     assert ApplyOptions(concurrency=2, delete_chunk=100).delete_request == 16
     assert ApplyOptions(recheck_window=5).delete_request == 5
+
+
+def test_the_command_line_checks_a_saved_plan_s_deletes_again_at_apply(
+    client: eb.Client, emulator: EmulatorServer
+) -> None:
+    remote = pull(client, emulator)
+    remote.iloc[12:][["MLSNumber"]].to_csv("sheet.csv", index=False)  # the four to keep
+    planned = run_cli(
+        emulator, "plan", "sheet.csv", "--delete-missing", "--force-delete-count", "12",
+        "--out", "plan.json",
+    )  # fmt: skip
+    assert planned.code == 0, planned.text
+    before = _mls(emulator)
+    refused = run_cli(emulator, "apply", "plan.json")
+    assert refused.code == 1, refused.text
+    assert "delete 12 of the 16 listings on the service now" in refused.err
+    assert "--force-delete-count 12" in refused.err
+    assert "force_delete_count" not in refused.err
+    assert _mls(emulator) == before
+    applied = run_cli(emulator, "apply", "plan.json", "--force-delete-count", "12")
+    assert applied.code == 0, applied.text
+    assert len(_mls(emulator)) == 4

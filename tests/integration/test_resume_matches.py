@@ -28,7 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import estatebot as eb
-from clirun import cli_env, command, run_cli
+from clirun import run_cli, start_cli
 from estatebot.cli.run_fingerprint import differences
 from estatebot.emulator import EmulatorServer, running
 from estatebot.listings import write_frame
@@ -58,17 +58,6 @@ def statuses(server: EmulatorServer) -> dict[str, int]:
     with pulled(server) as client:
         frame = eb.pull_listings(client, server.serial, progress=False)
     return {str(k): int(v) for k, v in frame["Status"].value_counts().items()}
-
-
-def start(server: EmulatorServer, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        command(*args),
-        env=cli_env(server),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def the_run() -> Path:
@@ -112,7 +101,7 @@ def interrupted_cleanup(market: EmulatorServer) -> EmulatorServer:
     """``cleanup --status Sold --yes`` killed in its apply, before its deletes were sent."""
     market.faults.latency_ms = 1500
     market.faults.only = {"RealEstateList"}  # the apply's own pull, before any write, is slow
-    child = start(market, "cleanup", "--status", "Sold", "--yes")
+    child = start_cli(market, "cleanup", "--status", "Sold", "--yes")
     kill_when(child, applying)
     market.faults.clear()
     assert status_of_run() == "applying"
@@ -190,7 +179,7 @@ def interrupted_sync(emulator: EmulatorServer, new_eight: Path) -> EmulatorServe
     """``sync new8.csv --yes`` killed after three of its creates."""
     emulator.faults.latency_ms = 300
     emulator.faults.only = set(WRITES)
-    child = start(emulator, "sync", str(new_eight), "--yes", "--concurrency", "1")
+    child = start_cli(emulator, "sync", str(new_eight), "--yes", "--concurrency", "1")
     kill_when(child, journal_done(3))
     emulator.faults.clear()
     return emulator

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import estatebot as eb
-from clirun import cli_env, command, run_cli
+from clirun import run_cli, start_cli
 from estatebot.cli.run_lock import lock_path
 from estatebot.emulator import EmulatorServer
 from estatebot.listings import write_frame
@@ -51,17 +51,6 @@ def slow_writes(server: EmulatorServer, seconds: float) -> None:
     """Each write takes ``seconds``: a run holds the lock long enough to be caught holding it."""
     server.faults.latency_ms = seconds * 1000
     server.faults.only = set(WRITES)
-
-
-def start(server: EmulatorServer, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        command(*args),
-        env=cli_env(server),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def finish(child: subprocess.Popen[str]) -> tuple[int, str]:
@@ -103,7 +92,7 @@ def test_two_syncs_at_once_one_does_the_creates_and_the_other_names_it(
 ) -> None:
     slow_writes(emulator, 0.75)  # 8 creates one at a time: some 6 s holding the lock
     sync = ("sync", str(new_eight), "--yes", "--concurrency", "1", "--lock-wait", "1")
-    first, second = start(emulator, *sync), start(emulator, *sync)
+    first, second = start_cli(emulator, *sync), start_cli(emulator, *sync)
     (code_a, text_a), (code_b, text_b) = finish(first), finish(second)
 
     results = sorted([(code_a, text_a, first.pid), (code_b, text_b, second.pid)])
@@ -128,7 +117,7 @@ def test_a_run_killed_holding_the_lock_is_taken_over_by_the_next(
     emulator: EmulatorServer, new_eight: Path
 ) -> None:
     slow_writes(emulator, 0.3)
-    child = start(emulator, "sync", str(new_eight), "--yes", "--concurrency", "1")
+    child = start_cli(emulator, "sync", str(new_eight), "--yes", "--concurrency", "1")
     wait_for_done(child, 2)
     note = holder_note_path(lock_path(emulator.base_url, emulator.serial))
     assert json.loads(note.read_text(encoding="utf-8"))["pid"] == child.pid
@@ -152,7 +141,7 @@ def test_two_resumes_of_one_interrupted_run_do_not_both_send(
     emulator: EmulatorServer, new_eight: Path
 ) -> None:
     slow_writes(emulator, 0.3)
-    killed = start(emulator, "sync", str(new_eight), "--yes", "--concurrency", "1")
+    killed = start_cli(emulator, "sync", str(new_eight), "--yes", "--concurrency", "1")
     wait_for_done(killed, 2)
     killed.send_signal(signal.SIGKILL)
     killed.wait(timeout=30)
@@ -160,7 +149,7 @@ def test_two_resumes_of_one_interrupted_run_do_not_both_send(
 
     slow_writes(emulator, 0.75)  # the resume holds the lock for seconds
     sync = ("sync", str(new_eight), "--yes", "--concurrency", "1", "--lock-wait", "1")
-    first, second = start(emulator, *sync), start(emulator, *sync)
+    first, second = start_cli(emulator, *sync), start_cli(emulator, *sync)
     results = sorted([finish(first), finish(second)])
     (done_code, done_text), (busy_code, busy_text) = results
     assert done_code == 0, done_text
@@ -180,7 +169,7 @@ def test_cleanup_waits_for_a_sync_of_the_same_chatbot_from_another_folder(
 ) -> None:
     """The lock is the chatbot's, not the runs folder's: another folder collides too."""
     slow_writes(emulator, 0.5)
-    child = start(emulator, "sync", str(new_eight), "--yes", "--concurrency", "1")
+    child = start_cli(emulator, "sync", str(new_eight), "--yes", "--concurrency", "1")
     wait_for_done(child, 1)
     elsewhere = tmp_path / "elsewhere"
     busy = run_cli(

@@ -18,29 +18,14 @@ import pytest
 from estatebot.api import AsyncClient, Client, errors
 from estatebot.api._config import DEFAULT_BASE_URL
 from estatebot.errors import PullError
+from factories import wire_listing
 
 API_KEY = "hint-api-key-6b2e0c"
 SESSION_KEY = "hint-session-key-d41f"
 SERIAL = "deadbeefdeadbeefdeadbeefdeadbeef"
 BASE = "http://svc.test:8080"
 
-LISTING: dict[str, Any] = {
-    "SerialNumber": SERIAL,
-    "SaleType": "for_sale",
-    "Status": "Active",
-    "CurrencySymbol": "$",
-    "PropertyType": "House",
-    "Bedrooms": 3,
-    "Bathrooms": 2,
-    "Url": "https://homes.test/1",
-    "MLSNumber": "MLS-1",
-    "YearBuilt": 1999,
-    "DaysOnMarket": 4,
-    "LotArea": 5000,
-    "BuildingArea": 1800,
-    "AreaUnit": "Square Feet",
-    "ParkingSpots": 2,
-}
+LISTING = wire_listing(SERIAL)
 
 API = "pass api_key= or set ESTATEBOT_API_KEY"
 SESSION = "pass session_key= or set ESTATEBOT_SESSION_KEY"

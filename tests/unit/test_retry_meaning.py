@@ -26,29 +26,14 @@ from estatebot.api import AsyncClient, Client, _base, errors
 from estatebot.api._retry import RetryPolicy
 from estatebot.api._retry_after import parse_retry_after, reset_seconds, retry_after_from
 from estatebot.api.listings import delete_count
+from factories import wire_listing
 
 API_KEY = "retry-api-key-51c0"
 SESSION_KEY = "retry-session-key-9a7e"
 SERIAL = "3254a9d0424c4806b9ea3d0763ccf1bf"
 BASE = "http://svc.test"
 
-LISTING: dict[str, Any] = {
-    "SerialNumber": SERIAL,
-    "SaleType": "for_sale",
-    "Status": "Active",
-    "CurrencySymbol": "$",
-    "PropertyType": "House",
-    "Bedrooms": 3,
-    "Bathrooms": 2,
-    "Url": "https://homes.test/1",
-    "MLSNumber": "MLS-1",
-    "YearBuilt": 1999,
-    "DaysOnMarket": 4,
-    "LotArea": 5000,
-    "BuildingArea": 1800,
-    "AreaUnit": "Square Feet",
-    "ParkingSpots": 2,
-}
+LISTING = wire_listing(SERIAL)
 
 Reply = httpx.Response | Exception
 

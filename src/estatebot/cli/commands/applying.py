@@ -23,7 +23,7 @@ from estatebot.cli.console import out_console
 from estatebot.cli.execution import Files, carry_out, journal_progress, tracked
 from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
-from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags
+from estatebot.cli.flags.plan_options import ApplyFlags, ForceIdentityOption, GuardFlags
 from estatebot.cli.flags.run_options import LockFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
 from estatebot.cli.guided import RunsDirOption
@@ -87,16 +87,7 @@ def apply(
     ] = 50,
     progress: ProgressOption = None,
     runs_dir: RunsDirOption = RUNS_DIR,
-    force_identity_count: Annotated[
-        int | None,
-        typer.Option(
-            "--force-identity-count",
-            min=0,
-            metavar="N",
-            help="Allow more changes of MLSNumber or Url than --max-delete-fraction: give their "
-            "exact count.",
-        ),
-    ] = None,
+    force_identity_count: ForceIdentityOption = None,
     *,
     applying: ApplyFlags,
     guards: GuardFlags,
@@ -113,10 +104,10 @@ def apply(
     too); the same command run again resumes that run: what is done is not done again.
 
     Exit 0 when every operation is done, 4 when any failed (the report lists them), 1 on an
-    error (nothing written: a stale or altered plan, the service unreachable, another run on
-    the chatbot past --lock-wait, a damaged run folder), 130 when
-    interrupted (it prints the command that resumes). With --detailed-exitcode: 2 when
-    changes were made, 3 when the plan has rows invalid or held back.
+    error (nothing written: a stale or altered plan, a guard passed, the service unreachable,
+    another run on the chatbot past --lock-wait, a damaged run folder), 130 when interrupted
+    (it prints the command that resumes). With --detailed-exitcode: 2 when changes were made,
+    3 when the plan has rows invalid or held back.
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.sent_record import service_address

@@ -12,11 +12,25 @@ import typer
 from estatebot.cli.flags.shared_options import KeyName
 from estatebot.cli.plan_view import Detail
 
-__all__ = ["ApplyFlags", "GuardFlags", "ShowFlags", "SyncFlags"]
+__all__ = ["ApplyFlags", "ForceIdentityOption", "GuardFlags", "ShowFlags", "SyncFlags"]
 
 _PLANNING = "Planning"
 _SHOWING = "Showing the plan"
 _APPLYING = "Applying"
+
+
+#: ``--force-identity-count`` (``plan``, ``sync``, and ``apply``, which checks it again).
+ForceIdentityOption = Annotated[
+    int | None,
+    typer.Option(
+        "--force-identity-count",
+        min=0,
+        metavar="N",
+        help="Allow more changes of MLSNumber or Url than --max-delete-fraction: give their "
+        "exact count (many of them usually mean a column mapped to the wrong field).",
+        rich_help_panel=_PLANNING,
+    ),
+]
 
 
 @dataclass(frozen=True)
@@ -98,17 +112,7 @@ class SyncFlags:
             rich_help_panel=_PLANNING,
         ),
     ] = False
-    force_identity_count: Annotated[
-        int | None,
-        typer.Option(
-            "--force-identity-count",
-            min=0,
-            metavar="N",
-            help="Allow more changes of MLSNumber or Url than --max-delete-fraction: give their "
-            "exact count (many of them usually mean a column mapped to the wrong field).",
-            rich_help_panel=_PLANNING,
-        ),
-    ] = None
+    force_identity_count: ForceIdentityOption = None
     blank_unknown_location: Annotated[
         bool,
         typer.Option(

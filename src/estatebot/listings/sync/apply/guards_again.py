@@ -116,7 +116,7 @@ def _refuse_past(
     ask = (
         f"the apply was given {flag}={confirmed}, fewer than that"
         if confirmed is not None
-        else f"nothing confirmed that many ({flag}=)"
+        else "nothing confirmed that many"
     )
     raise PlanError(
         f"the plan would {doing} {count} of the {total} listings on the service now "
