@@ -89,10 +89,12 @@ def _renaming(task: Task, remote: Remote) -> str | None:
     found = remote.positions(task.key_type, task.key)
     if len(found) != 1 or task.body is None:
         return None
-    now = remote.row(found[0])
     for name in IDENTITY_FIELDS:
-        if name in task.body and changes_identity([Change(name, now.get(name), task.body[name])]):
-            return f"{task.key_type} {task.key}: {name} {now.get(name)!r} → {task.body[name]!r}"
+        if name not in task.body:
+            continue
+        now = remote.frame[name].iat[found[0]]  # the two fields, not the whole row: 2 of 40
+        if changes_identity([Change(name, now, task.body[name])]):
+            return f"{task.key_type} {task.key}: {name} {now!r} → {task.body[name]!r}"
     return None
 
 

@@ -216,7 +216,9 @@ def identity_changes(updates: Sequence[PlannedOp]) -> list[tuple[str, str, str]]
 
 
 def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or str(value) == ""
+    if value is None or value is pd.NA:
+        return True
+    return (isinstance(value, float) and math.isnan(value)) or str(value).strip() == ""
 
 
 def guard_identities(
