@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import estatebot as eb
-from foreign.data import make_listings, sheet_rows, write_xlsx
+from foreign.data import edited_export, sheet_rows, write_xlsx
 from foreign.helpers import differences
 from foreign.server import ForeignServer
 from foreign.variant import Variant
@@ -37,22 +37,8 @@ SEEDED = 20
 
 
 def _desired(seeded: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What the export says: 3 listings gone, 4 new, 6 changed (two prices, status, bedrooms, an
-    extension value, a description)."""
-    desired = [dict(body) for body in seeded[:-3]]
-    on_sale = [body for body in desired if body["SaleType"] == "for_sale"]
-    on_sale[0]["SalePrice"] += 5000
-    on_sale[1]["SalePrice"] = 1_250_000
-    desired[2]["Status"] = "Sold"
-    desired[3]["Bedrooms"] += 1
-    desired[4]["Description"] = "Completely renovated in 2024."
-    desired[5]["ExtensionColumn"] = [
-        {**item, "value": "Yes" if item["value"] == "No" else "No"}
-        if item["Key"] == "Pool"
-        else item
-        for item in desired[5]["ExtensionColumn"]
-    ]
-    return desired + make_listings(4, prefix="N")
+    """What the export says: 3 listings gone, 4 new, 6 changed (see ``edited_export``)."""
+    return edited_export(seeded)
 
 
 def _counts(plan: eb.SyncPlan) -> dict[str, Any]:
