@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = REPO / "docs"
+DOCS = REPO / "docs" / "images"
 # The README's pictures are refreshed only when asked, so a test run leaves the work tree as it was.
 UPDATE_DOCS = os.environ.get("ESTATEBOT_UPDATE_DOCS") == "1"
 

@@ -7,8 +7,8 @@ a chat panel and test harness for Jupyter, and a local emulator of the service::
 
     client = eb.Client()                        # ESTATEBOT_BASE_URL, _API_KEY, _SESSION_KEY
     remote = eb.pull_listings(client, serial)
-    plan = eb.plan_sync(eb.read_sheet("mls_export.xlsx"), remote)
-    report = plan.apply(client, serial, journal="sync.journal", backup="backup.xlsx")
+    plan = eb.plan_sync(eb.read_sheet("sample_data/mls_export_week2.xlsx"), remote)
+    report = plan.apply(client, serial, journal="run-1/journal.jsonl", backup="run-1/backup.xlsx")
 """
 
 import importlib as _importlib

@@ -1,16 +1,18 @@
-"""Chat: ``client.chat.create_session``, ``ask`` and ``stream``.
+"""Chat: `client.chat.create_session`, `ask` and `stream`.
 
-A stream is a context manager that sends on entry and closes the HTTP response on exit::
+A stream is a context manager that sends on entry and closes the HTTP response on exit:
 
-    with client.chat.stream(session_id, "Any rentals?") as s:
-        for text in s:          # fragment texts as they arrive
-            print(text, end="")
-    s.result                    # StreamResult
+```python
+with client.chat.stream(session_id, "Any rentals?") as s:
+    for text in s:          # fragment texts as they arrive
+        print(text, end="")
+s.result                    # StreamResult
+```
 
-``s.result`` is known once the stream has ended: iterated to its end, or closed (leaving the
-``with``, or breaking out of the loop). Before that it raises :class:`RuntimeError` rather than
-returning something half-made; ``s.text`` gives the text so far at any time. A stream that was
-closed before its final object has ``result.complete == False`` and the fragments seen as its
+`s.result` is known once the stream has ended: iterated to its end, or closed (leaving the
+`with`, or breaking out of the loop). Before that it raises `RuntimeError` rather than
+returning something half-made; `s.text` gives the text so far at any time. A stream that was
+closed before its final object has `result.complete == False` and the fragments seen as its
 answer. Iterating consumes the stream: a second loop yields nothing.
 """
 
@@ -58,7 +60,18 @@ def _session_id(data: Any) -> int:
 
 
 def session_call(serial: str, timeout: TimeoutArg) -> Call[int]:
-    """The GetSession call for chatbot ``serial``."""
+    """The GetSession call for chatbot `serial`.
+
+    Args:
+        serial: The chatbot's serial number.
+        timeout: The call's timeout; None uses the client's.
+
+    Returns:
+        The call, ready to send; its result is the new session's ID.
+
+    Raises:
+        RequestValidationError: `serial` is empty.
+    """
     body = validate(GET_SESSION, SessionRequest, {"serialNumber": serial})
     return Call(GET_SESSION, to_wire(body), _session_id, timeout, serial=serial)
 
@@ -70,7 +83,21 @@ def ask_call(
     file_ids: list[int] | None,
     timeout: TimeoutArg,
 ) -> Call[Answer]:
-    """The ClientAsk call, its file rules checked by :class:`AskRequest`."""
+    """The ClientAsk call, its file rules checked by `AskRequest`.
+
+    Args:
+        session_id: The chat session's ID.
+        content: The message.
+        ask_type: The kind of message; None means Text.
+        file_ids: The IDs of the files the message carries, if any.
+        timeout: The call's timeout; None uses the client's.
+
+    Returns:
+        The call, ready to send; its result is the whole `Answer`.
+
+    Raises:
+        RequestValidationError: The message breaks the contract's rules (see `Chat.ask`).
+    """
     fields = {"sessionID": session_id, "content": content, "chatAskType": ask_type}
     body = validate(CLIENT_ASK, AskRequest, {**fields, "fileIds": file_ids})
     return Call(CLIENT_ASK, to_wire(body), Answer.model_validate, timeout)
@@ -96,8 +123,8 @@ class _StreamState:
         return [*texts, rest] if rest else texts
 
     def whole(self, data: Any) -> list[str]:
-        """A plain JSON answer (a service that ignored ``stream: true``) as one fragment, or a
-        stream's objects sent as one JSON body (:class:`StreamBody`)."""
+        """A plain JSON answer (a service that ignored `stream: true`) as one fragment, or a
+        stream's objects sent as one JSON body (`StreamBody`)."""
         if isinstance(data, StreamBody):
             return [*self.feed(data.content), *self.end()]
         try:
@@ -117,7 +144,7 @@ class _StreamState:
         return [text] if text else []
 
     def stop(self) -> None:
-        """The stream was closed: the result is what arrived (``complete=False`` if no final)."""
+        """The stream was closed: the result is what arrived (`complete=False` if no final)."""
         if self.result is None:
             self.result = self.assembler.result()
 
@@ -153,7 +180,7 @@ class _StreamBase:
 
     @property
     def result(self) -> StreamResult:
-        """The outcome, once the stream has ended; :class:`RuntimeError` before that."""
+        """The outcome, once the stream has ended; `RuntimeError` before that."""
         return self._state.finished_result()
 
     @property
@@ -168,7 +195,18 @@ class _StreamBase:
 
 
 class ChatStream(_StreamBase):
-    """A streamed answer; see the module docstring."""
+    """A streamed answer; see the module docstring.
+
+    `Chat.stream` makes it, unsent: entering the `with` (or the first iteration) sends the
+    question, and leaving it (or `close`) closes the HTTP response. Iterating yields the
+    answer's text fragments as they arrive, once: a second loop yields nothing. `result` is
+    the outcome once the stream has ended, `text` the text so far.
+
+    Entering or iterating raises what `Chat.ask` raises once sent; while the answer arrives,
+    a failure object in the stream or a malformed stream is an `APIError`, a stream that broke
+    off an `APIConnectionError`, and a wait for the next fragment past `timeout` (or the whole
+    answer past the client's `stream_deadline`) an `APITimeoutError`.
+    """
 
     def __init__(
         self, send: Callable[[], Reply], body: Callable[[httpx.Response], Iterator[bytes]]
@@ -213,7 +251,11 @@ class ChatStream(_StreamBase):
 
 
 class AsyncChatStream(_StreamBase):
-    """A streamed answer (async); ``async with`` it and ``async for`` over it."""
+    """A streamed answer (async); `async with` it and `async for` over it.
+
+    `AsyncChat.stream` makes it, unsent; it sends, yields, ends and fails as `ChatStream` does,
+    and `aclose` closes it.
+    """
 
     def __init__(
         self,
@@ -264,7 +306,32 @@ class Chat(SyncResource):
     """Chat sessions and questions."""
 
     def create_session(self, serial: str, *, timeout: TimeoutArg = None) -> int:
-        """A new chat session with chatbot ``serial``; returns its ID."""
+        """A new chat session with chatbot `serial`; returns its ID.
+
+        Args:
+            serial: The chatbot's serial number.
+            timeout: This call's timeout in seconds (or an `httpx.Timeout`): the longest wait
+                to connect and for each next piece of the reply; None uses the client's.
+
+        Returns:
+            The new session's ID, for `ask` and `stream`.
+
+        Raises:
+            RequestValidationError: `serial` is empty; nothing was sent.
+            ConfigurationError: The client has no API key, or `timeout` is not a positive,
+                finite number; nothing was sent.
+            NotFoundError: The service does not know chatbot `serial` (the error says to check
+                the serial).
+            AuthenticationError: The service refused the API key (401 or 403).
+            APIError: Any other failure the service reported once the retries were spent (its
+                subclass by status: `RateLimitError`, `ServerError`, ...), or a reply the client
+                cannot use (a redirect, no JSON envelope, an unexpected `Data`, a body past the
+                client's `max_reply_bytes`).
+            APIConnectionError: The transport failed (refused, reset, dropped) once the retries
+                were spent.
+            APITimeoutError: A wait passed `timeout` once the retries were spent, or the attempt
+                ran past the client's `deadline` (not retried).
+        """
         return self._client._request(session_call(serial, timeout))
 
     def ask(
@@ -276,7 +343,41 @@ class Chat(SyncResource):
         file_ids: list[int] | None = None,
         timeout: TimeoutArg = None,
     ) -> Answer:
-        """Ask a question and wait for the whole answer. Never retried once sent."""
+        """Ask a question and wait for the whole answer. Never retried once sent.
+
+        Only a request that certainly never left, or that the service says it did not handle
+        (503), is sent again: a second question would be answered, and charged, twice.
+
+        Args:
+            session_id: The chat session's ID, from `create_session`.
+            content: The message; it may be empty for an Image, Audio or Video message.
+            ask_type: The kind of message (a `ChatAskType` or its name: Text, Audio, Image or
+                Video); None means Text.
+            file_ids: The IDs of the files the message carries: one or more for Image, exactly
+                one for Audio or Video, none for Text.
+            timeout: This call's timeout in seconds (or an `httpx.Timeout`): the longest wait
+                to connect and for each next piece of the reply; None uses the client's.
+
+        Returns:
+            The whole answer, with its `message_id`, `content`, `total_tokens` and `no_answer`.
+
+        Raises:
+            RequestValidationError: The message breaks the contract's rules (an empty Text
+                message, `file_ids` on a Text message, none on another kind, more than one on
+                Audio or Video, an unknown `ask_type`); nothing was sent.
+            ConfigurationError: The client has no API key, or `timeout` is not a positive,
+                finite number; nothing was sent.
+            RateLimitError: The chatbot's rate limit (429), raised at once for the chat to show;
+                `retry_after` is the wait the service asked for, if it said.
+            NotFoundError: The service does not know the session.
+            AuthenticationError: The service refused the API key (401 or 403).
+            APIError: Any other failure the service reported (its subclass by status), or a
+                reply the client cannot use (a redirect, no JSON envelope, an unexpected
+                `Data`, a body past the client's `max_reply_bytes`).
+            APIConnectionError: The transport failed (refused, reset, dropped).
+            APITimeoutError: A wait passed `timeout`, or the attempt ran past the client's
+                `deadline`.
+        """
         return self._client._request(ask_call(session_id, content, ask_type, file_ids, timeout))
 
     def stream(
@@ -288,11 +389,31 @@ class Chat(SyncResource):
         file_ids: list[int] | None = None,
         timeout: TimeoutArg = None,
     ) -> ChatStream:
-        """Ask a question and receive the answer as it is written; see :class:`ChatStream`.
+        """Ask a question and receive the answer as it is written; see `ChatStream`.
 
-        The arguments are checked now; the request is sent on entering the ``with`` (or on
-        the first iteration). ``timeout`` also bounds the wait for each next fragment, and the
-        client's ``stream_deadline`` (if set) the whole answer.
+        The arguments are checked now; the request is sent on entering the `with` (or on
+        the first iteration). `timeout` also bounds the wait for each next fragment, and the
+        client's `stream_deadline` (if set) the whole answer.
+
+        Args:
+            session_id: The chat session's ID, from `create_session`.
+            content: The message; it may be empty for an Image, Audio or Video message.
+            ask_type: The kind of message (a `ChatAskType` or its name: Text, Audio, Image or
+                Video); None means Text.
+            file_ids: The IDs of the files the message carries: one or more for Image, exactly
+                one for Audio or Video, none for Text.
+            timeout: This call's timeout in seconds (or an `httpx.Timeout`): the longest wait
+                to connect and for each next piece of the reply; None uses the client's.
+                It also bounds the wait for each next fragment.
+
+        Returns:
+            The stream, not yet sent: enter it with `with` and iterate it for the answer's
+                text fragments; its `result` once it has ended.
+
+        Raises:
+            RequestValidationError: The message breaks the contract's rules (an empty Text
+                message, `file_ids` on a Text message, none on another kind, more than one on
+                Audio or Video, an unknown `ask_type`); nothing was sent.
         """
         call = ask_call(session_id, content, ask_type, file_ids, timeout)
         return ChatStream(
@@ -305,7 +426,27 @@ class AsyncChat(AsyncResource):
     """Chat sessions and questions (async)."""
 
     async def create_session(self, serial: str, *, timeout: TimeoutArg = None) -> int:  # noqa: ASYNC109
-        """A new chat session with chatbot ``serial``; see :meth:`Chat.create_session`."""
+        """A new chat session with chatbot `serial`; see `Chat.create_session`.
+
+        Args:
+            serial: The chatbot's serial number.
+            timeout: This call's timeout in seconds (or an `httpx.Timeout`): the longest wait
+                to connect and for each next piece of the reply; None uses the client's.
+
+        Returns:
+            The new session's ID, for `ask` and `stream`.
+
+        Raises:
+            RequestValidationError: `serial` is empty; nothing was sent.
+            ConfigurationError: The client has no API key, or `timeout` is impossible.
+            NotFoundError: The service does not know chatbot `serial`.
+            AuthenticationError: The service refused the API key (401 or 403).
+            APIError: Any other failure the service reported once the retries were spent, or a
+                reply the client cannot use; as for `Chat.create_session`.
+            APIConnectionError: The transport failed once the retries were spent.
+            APITimeoutError: A wait passed `timeout` once the retries were spent, or the attempt
+                ran past the client's `deadline`.
+        """
         return await self._client._request(session_call(serial, timeout))
 
     async def ask(
@@ -317,7 +458,34 @@ class AsyncChat(AsyncResource):
         file_ids: list[int] | None = None,
         timeout: TimeoutArg = None,  # noqa: ASYNC109
     ) -> Answer:
-        """Ask a question and wait for the whole answer; see :meth:`Chat.ask`."""
+        """Ask a question and wait for the whole answer; see `Chat.ask`.
+
+        Args:
+            session_id: The chat session's ID, from `create_session`.
+            content: The message; it may be empty for an Image, Audio or Video message.
+            ask_type: The kind of message (a `ChatAskType` or its name: Text, Audio, Image or
+                Video); None means Text.
+            file_ids: The IDs of the files the message carries: one or more for Image, exactly
+                one for Audio or Video, none for Text.
+            timeout: This call's timeout in seconds (or an `httpx.Timeout`): the longest wait
+                to connect and for each next piece of the reply; None uses the client's.
+
+        Returns:
+            The whole answer, with its `message_id`, `content`, `total_tokens` and `no_answer`.
+
+        Raises:
+            RequestValidationError: The message breaks the contract's rules (an empty Text
+                message, `file_ids` on a Text message, none on another kind, more than one on
+                Audio or Video, an unknown `ask_type`); nothing was sent.
+            ConfigurationError: The client has no API key, or `timeout` is impossible.
+            RateLimitError: The chatbot's rate limit (429), raised at once.
+            NotFoundError: The service does not know the session.
+            AuthenticationError: The service refused the API key (401 or 403).
+            APIError: Any other failure the service reported, or a reply the client cannot use.
+            APIConnectionError: The transport failed (refused, reset, dropped).
+            APITimeoutError: A wait passed `timeout`, or the attempt ran past the client's
+                `deadline`.
+        """
         call = ask_call(session_id, content, ask_type, file_ids, timeout)
         return await self._client._request(call)
 
@@ -330,7 +498,31 @@ class AsyncChat(AsyncResource):
         file_ids: list[int] | None = None,
         timeout: TimeoutArg = None,
     ) -> AsyncChatStream:
-        """Ask and receive the answer as it is written; ``async with`` the result."""
+        """Ask and receive the answer as it is written; `async with` the result.
+
+        The arguments are checked now; the request is sent on entering the `async with` (or on
+        the first iteration); see `Chat.stream`.
+
+        Args:
+            session_id: The chat session's ID, from `create_session`.
+            content: The message; it may be empty for an Image, Audio or Video message.
+            ask_type: The kind of message (a `ChatAskType` or its name: Text, Audio, Image or
+                Video); None means Text.
+            file_ids: The IDs of the files the message carries: one or more for Image, exactly
+                one for Audio or Video, none for Text.
+            timeout: This call's timeout in seconds (or an `httpx.Timeout`): the longest wait
+                to connect and for each next piece of the reply; None uses the client's.
+                It also bounds the wait for each next fragment.
+
+        Returns:
+            The stream, not yet sent: `async with` it and `async for` over it for the answer's
+                text fragments; its `result` once it has ended.
+
+        Raises:
+            RequestValidationError: The message breaks the contract's rules (an empty Text
+                message, `file_ids` on a Text message, none on another kind, more than one on
+                Audio or Video, an unknown `ask_type`); nothing was sent.
+        """
         call = ask_call(session_id, content, ask_type, file_ids, timeout)
         return AsyncChatStream(
             lambda: self._client._send(call, stream=True),

@@ -1,9 +1,9 @@
-"""``Client`` and ``AsyncClient``: configuration, resources and the send loop.
+"""`Client` and `AsyncClient`: configuration, resources and the send loop.
 
-Everything but the send loop is shared and does no I/O (:mod:`estatebot.api._base`,
-:mod:`._config`, :mod:`._responses`, :mod:`._retry`); the loop is written twice, once blocking
-and once awaiting. The sync client never touches asyncio, so it works inside a notebook's
-running event loop.
+Everything but the send loop is shared and does no I/O (`estatebot.api._base`,
+`estatebot.api._config`, `estatebot.api._responses`, `estatebot.api._retry`); the loop is
+written twice, once blocking and once awaiting. The sync client never touches asyncio, so it
+works inside a notebook's running event loop.
 """
 
 from __future__ import annotations
@@ -90,10 +90,17 @@ class _ClientBase(Generic[HttpT]):
 
     @classmethod
     def like(cls, other: _ClientBase[Any]) -> Self:
-        """A new client of this kind with ``other``'s settings (address, keys, timeouts,
-        retries, limits) and connections of its own: ``Client.like(async_client)`` blocks,
-        ``type(client).like(client)`` replaces a closed one. The keys pass as the secrets
-        they are held in, never as text."""
+        """A new client of this kind with `other`'s settings (address, keys, timeouts,
+        retries, limits) and connections of its own: `Client.like(async_client)` blocks,
+        `type(client).like(client)` replaces a closed one. The keys pass as the secrets
+        they are held in, never as text.
+
+        Args:
+            other: The client whose settings to copy, sync or async (open or closed).
+
+        Returns:
+            A new client of this class, with `other`'s settings and its own connections.
+        """
         config, policy = other._config, other._policy
         made = cls(
             base_url=config.base_url,
@@ -137,7 +144,7 @@ class _ClientBase(Generic[HttpT]):
         mid_stream: bool = False,
         asked: Asked | None = None,
     ) -> EstatebotError:
-        """``exc``, raised while a reply was sent or read, as the project's error."""
+        """`exc`, raised while a reply was sent or read, as the project's error."""
         status = response.status_code if response is not None else None
         return attempt_error(
             operation,
@@ -154,37 +161,65 @@ class Client(_ClientBase[httpx.Client]):
     """The blocking client.
 
     Every setting comes from its argument, else its environment variable
-    (``ESTATEBOT_BASE_URL``, ``ESTATEBOT_API_KEY``, ``ESTATEBOT_SESSION_KEY``), else a default.
+    (`ESTATEBOT_BASE_URL`, `ESTATEBOT_API_KEY`, `ESTATEBOT_SESSION_KEY`), else a default.
     The keys are trimmed of surrounding whitespace; a key a header cannot carry (whitespace or a
-    control character inside, non-ASCII) is refused at once with a
-    :class:`~estatebot.errors.ConfigurationError` naming the argument or variable.
+    control character inside, non-ASCII) is refused at once with a `ConfigurationError` naming
+    the argument or variable.
 
-    ``timeout`` is in seconds (each method also takes ``timeout=``): the longest wait to connect
-    and for each next piece of the reply; for a stream, for each next fragment. ``deadline``
+    `timeout` is in seconds (each method also takes `timeout=`): the longest wait to connect
+    and for each next piece of the reply; for a stream, for each next fragment. `deadline`
     bounds one whole attempt, from sending to the last byte of the reply (and to the start of a
     streamed answer), however the bytes trickle in; a reply that misses it raises
-    :class:`~estatebot.errors.APITimeoutError` naming it, and is not retried.
-    ``stream_deadline`` bounds a whole streamed answer (10 minutes by default; None for no
-    bound). Every timeout, deadline and wait must be a finite number above 0 (a backoff or
-    ``max_retry_after`` may be 0): NaN, a negative or an infinite one is refused at once with a
-    :class:`~estatebot.errors.ConfigurationError` naming it. A reply whose body, once
-    decoded, passes ``max_reply_bytes`` (64 MiB by default) is an
-    :class:`~estatebot.errors.APIError` naming the cap, read no further (a gzip bomb
-    included).
+    `APITimeoutError` naming it, and is not retried. `stream_deadline` bounds a whole streamed
+    answer (10 minutes by default; None for no bound). Every timeout, deadline and wait must be
+    a finite number above 0 (a backoff or `max_retry_after` may be 0): NaN, a negative or an
+    infinite one is refused at once with a `ConfigurationError` naming it. A reply whose body,
+    once decoded, passes `max_reply_bytes` (64 MiB by default) is an `APIError` naming the
+    cap, read no further (a gzip bomb included).
 
-    Failed requests are retried up to ``max_retries`` times after the first attempt, with a
-    jittered exponential backoff from ``backoff_base`` to ``backoff_max`` seconds, or the wait
-    the service asks for (``Retry-After``, ``RateLimit-Reset`` or ``X-RateLimit-Reset``; at most
-    ``max_retry_after`` seconds). A request the service says it did not handle (429, 503) is
+    Failed requests are retried up to `max_retries` times after the first attempt, with a
+    jittered exponential backoff from `backoff_base` to `backoff_max` seconds, or the wait
+    the service asks for (`Retry-After`, `RateLimit-Reset` or `X-RateLimit-Reset`; at most
+    `max_retry_after` seconds). A request the service says it did not handle (429, 503) is
     retried for every operation (a chat message's 429 excepted: it is raised for the chat to
     show); one that may have been carried out unanswered is sent again only where that is safe
-    (never a create or a chat message). A redirect is never
-    followed (it could carry the keys to another host): it is an error saying where it points.
-    An ``http_client`` passed in is used as is and left open when the client is closed (its
+    (never a create or a chat message). A redirect is never followed (it could carry the keys
+    to another host): it is an error saying where it points.
+    An `http_client` passed in is used as is and left open when the client is closed (its
     reads are then checked against the deadline between chunks only).
 
-    ``client.chatbots``, ``client.chat`` and ``client.listings`` hold the operations. Use it as a
-    context manager or call :meth:`close` to release its connections.
+    `client.chatbots`, `client.chat` and `client.listings` hold the operations. Use it as a
+    context manager or call `close` to release its connections.
+
+    Args:
+        base_url: The service's address; None reads `ESTATEBOT_BASE_URL`, else
+            `https://usapi.hottask.com`. It must be an http(s) URL.
+        api_key: The API key (text or a `SecretStr`), sent as `Authorization`; None reads
+            `ESTATEBOT_API_KEY`. Chatbot settings and chat need it; listing changes take
+            either key.
+        session_key: The session key (text or a `SecretStr`), sent as `chatrobot-sessionkey`;
+            None reads `ESTATEBOT_SESSION_KEY`. Listing pages need it; listing changes take
+            either key.
+        timeout: The longest wait in seconds (or an `httpx.Timeout`) to connect and for each
+            next piece of the reply; None for no limit.
+        max_retries: How many times a failed request is retried after the first attempt.
+        backoff_base: The first backoff between attempts, in seconds.
+        backoff_max: The longest backoff between attempts, in seconds.
+        max_retry_after: The longest wait the service may ask for that is waited out, in
+            seconds; a longer one raises the error at once, with its `retry_after`.
+        deadline: The longest one attempt may take, in seconds, from sending to the last byte
+            of the reply (2 minutes by default); None for no bound.
+        stream_deadline: The longest a whole streamed answer may take, in seconds (10 minutes
+            by default); None for no bound.
+        max_reply_bytes: The largest reply body read, in bytes once decoded (64 MiB by
+            default).
+        http_client: An `httpx.Client` to send with instead of one of its own; used as is and
+            left open when the client is closed.
+
+    Raises:
+        ConfigurationError: A setting is impossible: a key a header cannot carry, a base URL
+            that is not http(s), or a timeout, deadline, wait, retry count or size that is not
+            a finite number in range (each named with the value given).
     """
 
     #: How the client waits between attempts (a test may swap it for a recorder).
@@ -219,7 +254,7 @@ class Client(_ClientBase[httpx.Client]):
         self, call: Call[Any], *, stream: bool, failures: list[EstatebotError] | None = None
     ) -> Reply:
         """One call, attempted as the retry policy says; each failed attempt's error is added
-        to ``failures`` (when given) before the next."""
+        to `failures` (when given) before the next."""
         request = self._http.build_request(**self._config.request_args(call, stream=stream))
         asked = self._config.asked(call)
         retrying = tenacity.Retrying(
@@ -318,9 +353,39 @@ class Client(_ClientBase[httpx.Client]):
 
 
 class AsyncClient(_ClientBase[httpx.AsyncClient]):
-    """The awaitable client: the same settings and operations as :class:`Client`.
+    """The awaitable client: the same settings and operations as `Client`.
 
-    Use it with ``async with`` or await :meth:`aclose` to release its connections.
+    Use it with `async with` or await `aclose` to release its connections.
+
+    Args:
+        base_url: The service's address; None reads `ESTATEBOT_BASE_URL`, else
+            `https://usapi.hottask.com`. It must be an http(s) URL.
+        api_key: The API key (text or a `SecretStr`), sent as `Authorization`; None reads
+            `ESTATEBOT_API_KEY`. Chatbot settings and chat need it; listing changes take
+            either key.
+        session_key: The session key (text or a `SecretStr`), sent as `chatrobot-sessionkey`;
+            None reads `ESTATEBOT_SESSION_KEY`. Listing pages need it; listing changes take
+            either key.
+        timeout: The longest wait in seconds (or an `httpx.Timeout`) to connect and for each
+            next piece of the reply; None for no limit.
+        max_retries: How many times a failed request is retried after the first attempt.
+        backoff_base: The first backoff between attempts, in seconds.
+        backoff_max: The longest backoff between attempts, in seconds.
+        max_retry_after: The longest wait the service may ask for that is waited out, in
+            seconds; a longer one raises the error at once, with its `retry_after`.
+        deadline: The longest one attempt may take, in seconds, from sending to the last byte
+            of the reply (2 minutes by default); None for no bound.
+        stream_deadline: The longest a whole streamed answer may take, in seconds (10 minutes
+            by default); None for no bound.
+        max_reply_bytes: The largest reply body read, in bytes once decoded (64 MiB by
+            default).
+        http_client: An `httpx.AsyncClient` to send with instead of one of its own; used as is and
+            left open when the client is closed.
+
+    Raises:
+        ConfigurationError: A setting is impossible: a key a header cannot carry, a base URL
+            that is not http(s), or a timeout, deadline, wait, retry count or size that is not
+            a finite number in range (each named with the value given).
     """
 
     _sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
@@ -351,7 +416,7 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
     async def _send(
         self, call: Call[Any], *, stream: bool, failures: list[EstatebotError] | None = None
     ) -> Reply:
-        """One call, attempted as the retry policy says; see :meth:`Client._send`."""
+        """One call, attempted as the retry policy says; see `Client._send`."""
         request = self._http.build_request(**self._config.request_args(call, stream=stream))
         asked = self._config.asked(call)
         retrying = tenacity.AsyncRetrying(
@@ -420,7 +485,7 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
     async def _live_body(
         self, operation: Operation, response: httpx.Response
     ) -> AsyncIterator[bytes]:
-        """A live stream's body; see :meth:`Client._live_body`."""
+        """A live stream's body; see `Client._live_body`."""
         reader = self._reader(response)
         deadline = Deadline.start(self._config.stream_deadline)
         try:

@@ -7,10 +7,10 @@ Conventions:
 
 * Request models forbid unknown fields (a typo is an error, not a silently ignored setting);
   response models ignore unknown fields (the service may add some).
-* Listing fields keep their wire names as Python names (``MLSNumber``, ``SalePrice``), so a row
+* Listing fields keep their wire names as Python names (`MLSNumber`, `SalePrice`), so a row
   of the canonical listing frame maps to an Update body with no renaming. Other models use
-  Python names with the wire name as alias (``session_id`` ↔ ``sessionID``).
-* Serialize requests with :func:`to_wire`, which uses the aliases and leaves out unset fields.
+  Python names with the wire name as alias (`session_id` ↔ `sessionID`).
+* Serialize requests with `to_wire`, which uses the aliases and leaves out unset fields.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ API_VERSION = "1.0.0"
 
 
 class KeyType(StrEnum):
-    """How a listing ``Key`` is interpreted."""
+    """How a listing `Key` is interpreted."""
 
     NEW_OAKS = "NewOaks"
     MLS_NUMBER = "MLSNumber"
@@ -147,11 +147,18 @@ class _Request(BaseModel):
 
 
 class _Response(TolerantResponse):
-    """A reply's model: names matched without case, a bare ``Data`` where one is plausible."""
+    """A reply's model: names matched without case, a bare `Data` where one is plausible."""
 
 
 def to_wire(model: BaseModel) -> dict[str, Any]:
-    """A request model as the JSON body the service expects: wire names, unset fields left out."""
+    """A request model as the JSON body the service expects: wire names, unset fields left out.
+
+    Args:
+        model: A request model (`ListingInput`, `ChatbotSettings`, ...).
+
+    Returns:
+        The body as JSON-ready values by wire name, fields that are None left out.
+    """
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
@@ -161,10 +168,17 @@ _FIELD_PREFIX = re.compile(r"^(?:Value error, )?(\w+): (.*)$", re.DOTALL)
 
 
 def field_problems(error: ValidationError) -> list[tuple[str, str, Any]]:
-    """Each problem of a validation error as ``(field, message, value)``, field by wire name.
+    """Each problem of a validation error as `(field, message, value)`, field by wire name.
 
     Whole-model rules (such as the ClientAsk file rules) name their field at the start of their
-    message, ``"fileIds: ..."``; that name is lifted out so every problem names a field.
+    message, `"fileIds: ..."`; that name is lifted out so every problem names a field.
+
+    Args:
+        error: The error a request model raised.
+
+    Returns:
+        One `(field, message, value)` per field, in the order pydantic reports them (the first
+            problem of a field only); the value is None for a missing field.
     """
     problems: list[tuple[str, str, Any]] = []
     seen: set[str] = set()  # kept between problems: a body with 100,000 bad items stays linear
@@ -194,10 +208,10 @@ def field_problems(error: ValidationError) -> list[tuple[str, str, Any]]:
 class Envelope(_Response):
     """The common reply of every non-streaming operation.
 
-    Some ASP.NET deployments (the ABP framework) wrap replies as ``{"result": ..., "success":
-    true, "error": null}``: with no ``Data`` (in any case), ``Result`` is read as ``Data``, and
-    with no ``Message``, the ``message`` and ``details`` of an ``error`` object as ``Message``.
-    A reply holding both ``Data`` and ``Result`` keeps ``Data``.
+    Some ASP.NET deployments (the ABP framework) wrap replies as `{"result": ..., "success":
+    true, "error": null}`: with no `Data` (in any case), `Result` is read as `Data`, and
+    with no `Message`, the `message` and `details` of an `error` object as `Message`.
+    A reply holding both `Data` and `Result` keeps `Data`.
     """
 
     data: Any = Field(default=None, alias="Data")
@@ -231,7 +245,7 @@ class Envelope(_Response):
 
 
 def _abp_error_message(error: dict[str, Any]) -> str:
-    """The text of an ABP ``error`` object: its ``message``, then its ``details``."""
+    """The text of an ABP `error` object: its `message`, then its `details`."""
     fields = {str(key).lower(): value for key, value in error.items()}
     texts = [str(fields[name]).strip() for name in ("message", "details") if fields.get(name)]
     return ": ".join(text for text in texts if text)
@@ -289,7 +303,13 @@ CHATBOT_SETTING_NAMES: tuple[str, ...] = tuple(
 
 
 class AIModel(_Response):
-    """One entry of ModelList; Edit's ``Model`` takes its ``key``."""
+    """One entry of ModelList; Edit's `Model` takes its `key`.
+
+    Attributes:
+        key: The model's key (`Key` on the wire), what Edit's `Model` takes.
+        name: The model's name (`Value` on the wire).
+        enabled: Whether the model is on offer (`Status` on the wire; True when missing).
+    """
 
     key: str = Field(alias="Key")
     name: str = Field(alias="Value")
@@ -306,13 +326,21 @@ class SessionRequest(_Request):
 
 
 class SessionData(_Response):
-    """The ``Data`` of GetSession."""
+    """The `Data` of GetSession."""
 
     session_id: int = Field(alias="SessionID")
 
     @classmethod
     def from_bare(cls, value: Any) -> dict[str, Any] | None:
-        """A session ID sent as ``Data`` itself."""
+        """A session ID sent as `Data` itself.
+
+        Args:
+            value: The reply's `Data`.
+
+        Returns:
+            The fields of the model when `value` is an integer (or text holding one), else
+                None.
+        """
         return {"SessionID": value} if _is_integer(value) else None
 
 
@@ -342,7 +370,14 @@ class AskRequest(_Request):
 
 
 class Answer(_Response):
-    """The ``Data`` of a non-streaming ClientAsk."""
+    """The `Data` of a non-streaming ClientAsk.
+
+    Attributes:
+        message_id: The ID of the answer message (`messageid` on the wire).
+        content: The answer's text.
+        total_tokens: The tokens consumed (`totalToken`; 0 when the reply did not say).
+        no_answer: Whether the AI had no answer (`noAnswer`; False when the reply did not say).
+    """
 
     message_id: int = Field(alias="messageid")
     content: str
@@ -351,7 +386,17 @@ class Answer(_Response):
 
 
 class StreamResult(_Response):
-    """The outcome of a streamed ClientAsk: its final object, or its fragments if cut short."""
+    """The outcome of a streamed ClientAsk: its final object, or its fragments if cut short.
+
+    Attributes:
+        question_id: The message ID of the question (`QuestionID`), or None when not said.
+        answer_id: The message ID of the answer (`AnswerID`), or None when not said.
+        answer: The complete answer (`Answer`, else the fragments joined), or the fragments
+            seen when cut short.
+        total_tokens: The tokens consumed (`TotalToken`), or None when not said.
+        no_answer: Whether the AI had no answer (`noAnswer`), or None when not said.
+        complete: False when the stream ended before its final object.
+    """
 
     question_id: int | None = Field(default=None, alias="QuestionID")
     answer_id: int | None = Field(default=None, alias="AnswerID")
@@ -365,7 +410,7 @@ class StreamResult(_Response):
 
 
 class ExtensionItem(_Request):
-    """One extra key/value of a listing (note the lower-case ``value`` on the wire)."""
+    """One extra key/value of a listing (note the lower-case `value` on the wire)."""
 
     Key: str
     value: str
@@ -442,11 +487,11 @@ class ListRequest(_Request):
 
 
 class ListingPage(_Response):
-    """The ``Data`` of RealEstateList.
+    """The `Data` of RealEstateList.
 
-    ``records`` are kept as the raw wire dicts: List returns every value as text in several
+    `records` are kept as the raw wire dicts: List returns every value as text in several
     serializations, and turning them into typed values is the listings layer's job
-    (:mod:`estatebot.listings.remote.normalize`). ``virtual_count`` is the total number of listings
+    (`estatebot.listings.remote.normalize`). `virtual_count` is the total number of listings
     matching the filters, or None when the service did not say.
     """
 
@@ -479,13 +524,21 @@ class DeleteRequest(_Request):
 
 
 class DeleteResult(_Response):
-    """The ``Data`` of RealEstateDelete."""
+    """The `Data` of RealEstateDelete."""
 
     success_count: int = Field(alias="SuccessCount")
 
     @classmethod
     def from_bare(cls, value: Any) -> dict[str, Any] | None:
-        """The count sent as ``Data`` itself."""
+        """The count sent as `Data` itself.
+
+        Args:
+            value: The reply's `Data`.
+
+        Returns:
+            The fields of the model when `value` is an integer (or text holding one), else
+                None.
+        """
         return {"SuccessCount": value} if _is_integer(value) else None
 
 
@@ -502,7 +555,7 @@ _RECORD_NAMES = {name.lower(): name for name in LIST_RECORD_FIELDS}
 
 
 def _is_integer(value: Any) -> bool:
-    """An integer, or text that holds one (``"123"``): a plausible bare ``Data``."""
+    """An integer, or text that holds one (`"123"`): a plausible bare `Data`."""
     if isinstance(value, bool):
         return False
     if isinstance(value, int):

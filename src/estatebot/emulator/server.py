@@ -1,18 +1,20 @@
 """Run the emulator: in a background thread for tests and notebooks, or in the foreground.
 
-:func:`running` is a context manager yielding an :class:`EmulatorServer` on a free loopback port;
-it starts in well under a second and stops cleanly on exit. :func:`serve` blocks and prints the
+`running` is a context manager yielding an `EmulatorServer` on a free loopback port;
+it starts in well under a second and stops cleanly on exit. `serve` blocks and prints the
 base URL, the demo credentials (they are the emulator's public demo values, not secrets) and the
 faults in effect.
 
-Faults can be set when it starts (``latency_ms``, ``fail_rate``, ``hallucinate_rate``,
-``rate_limit``, and the option ``stream_delay_ms``) or changed while it runs, on
-``server.faults`` (:class:`~.faults.Faults`)::
+Faults can be set when it starts (`latency_ms`, `fail_rate`, `hallucinate_rate`,
+`rate_limit`, and the option `stream_delay_ms`) or changed while it runs, on
+`server.faults` (`Faults`):
 
-    server.faults.latency_ms = 200
-    server.faults.rate_limit = (5, 10)   # 5 requests per chatbot in any 10 s, then 429
-    server.faults.rate_limit = None      # off
-    server.stream_delay_ms = 50
+```python
+server.faults.latency_ms = 200
+server.faults.rate_limit = (5, 10)   # 5 requests per chatbot in any 10 s, then 429
+server.faults.rate_limit = None      # off
+server.stream_delay_ms = 50
+```
 """
 
 from __future__ import annotations
@@ -68,9 +70,17 @@ def _quiet_drops() -> None:
 class EmulatorServer:
     """A running emulator: where it listens, the demo credentials, and live controls.
 
-    ``faults`` and the options (``framing``, ``max_page_size``, ``stream_delay_ms``,
-    ``max_body_bytes``) can be
-    changed at any time; ``request_counts[operation]`` counts the requests each operation got.
+    `faults` and the options (`framing`, `max_page_size`, `stream_delay_ms`,
+    `max_body_bytes`) can be changed at any time; `request_counts[operation]` counts the
+    requests each operation got. `running` makes it.
+
+    Attributes:
+        base_url: where it listens, `http://127.0.0.1:<port>`.
+        store: the emulator's database.
+        emulator: the app's state: faults, options, request counts.
+        api_key: the demo workspace's API key (a public demo value, not a secret).
+        session_key: the demo workspace's session key (a public demo value, not a secret).
+        serial: the demo chatbot's serial.
     """
 
     base_url: str
@@ -96,12 +106,12 @@ class EmulatorServer:
 
     @property
     def request_counts(self) -> Counter[str]:
-        """Requests received per operation name (``"RealEstateList"``, ...); 0 when none."""
+        """Requests received per operation name (`"RealEstateList"`, ...); 0 when none."""
         return self.emulator.request_counts
 
     @property
     def framing(self) -> Framing:
-        """The stream framing: ``"sse"``, ``"ndjson"`` or ``"concatenated"``."""
+        """The stream framing: `"sse"`, `"ndjson"` or `"concatenated"`."""
         return self.emulator.options.framing
 
     @framing.setter
@@ -109,7 +119,14 @@ class EmulatorServer:
         self.set_framing(value)
 
     def set_framing(self, framing: Framing | str) -> None:
-        """Change the stream framing for the next streamed answers."""
+        """Change the stream framing for the next streamed answers.
+
+        Args:
+            framing: `"sse"`, `"ndjson"` or `"concatenated"`.
+
+        Raises:
+            ValueError: `framing` is none of these.
+        """
         self.emulator.options.framing = check_framing(framing)
 
     @property
@@ -140,14 +157,29 @@ class EmulatorServer:
         self.emulator.options.max_body_bytes = check_limit(value)
 
     def add_workspace(self) -> Workspace:
-        """A new workspace with random credentials."""
+        """A new workspace with random credentials.
+
+        Returns:
+            The workspace, with its `api_key`, `session_key` and `id`.
+        """
         return self.store.add_workspace()
 
     def add_chatbot(self, workspace: Workspace | str, **settings: Any) -> str:
         """A new chatbot in a workspace (or the workspace of an API key); returns its serial.
 
-        ``settings`` are Edit field names (validated like an Edit body); the rest default to
+        `settings` are Edit field names (validated like an Edit body); the rest default to
         the store's defaults.
+
+        Args:
+            workspace: the workspace, or its API key.
+            **settings: the chatbot's settings by Edit field name (`Name=...`).
+
+        Returns:
+            The new chatbot's serial.
+
+        Raises:
+            ValueError: no workspace has the API key given, or a setting is invalid (a
+                pydantic `ValidationError`, which is a `ValueError`).
         """
         if isinstance(workspace, Workspace):
             workspace_id: int | None = workspace.id
@@ -164,10 +196,23 @@ class EmulatorServer:
     ) -> list[int]:
         """Bulk-insert Create bodies (without SerialNumber) into a chatbot; returns their IDs.
 
-        With ``validate`` (the default) each body is checked with ``ListingInput`` (lax mode,
-        about 10 µs a listing); pass ``validate=False`` for bodies known to be valid.
-        Raises ``ValueError`` for an invalid body and ``ListingConflict`` for a duplicate MLS
+        With `validate` (the default) each body is checked with `ListingInput` (lax mode,
+        about 10 µs a listing); pass `validate=False` for bodies known to be valid.
+        Raises `ValueError` for an invalid body and `ListingConflict` for a duplicate MLS
         number or URL; either way nothing is inserted.
+
+        Args:
+            serial: the chatbot's serial.
+            listings: the Create bodies, without `SerialNumber`.
+            validate: check each body first; False stores them as given.
+
+        Returns:
+            The new listings' IDs, in the order of `listings`.
+
+        Raises:
+            ValueError: a body is invalid (names its position); only with `validate`.
+            ListingConflict: an MLS number or URL is already taken on the chatbot, or repeats
+                among `listings`.
         """
         items = list(listings)
         stored = validated_listings(items, serial) if validate else items
@@ -253,19 +298,46 @@ def running(
     fault_seed: int | None = 0,
     rate_limit: RateLimit | tuple[int, float] | None = None,
 ) -> Iterator[EmulatorServer]:
-    """Serve the emulator on 127.0.0.1 in a background thread for the ``with`` block.
+    """Serve the emulator on 127.0.0.1 in a background thread for the `with` block.
 
-    ``seed``: ``"demo"`` (demo workspace with the 200 sample-market listings), ``"small"``
+    `seed`: `"demo"` (demo workspace with the 200 sample-market listings), `"small"`
     (demo workspace with 16 hand-written listings), None (demo workspace, no listings) or a
-    path to a JSON list of Create bodies (see :mod:`.seed`). ``max_body_bytes`` caps a request
-    body (a larger one gets a 413). ``port=0`` picks a free port. The server accepts
-    connections when the block starts and is stopped at its end.
+    path to a JSON list of Create bodies (see `estatebot.emulator.seed`). `max_body_bytes`
+    caps a request body (a larger one gets a 413). `port=0` picks a free port. The server
+    accepts connections when the block starts and is stopped at its end.
 
-    ``hallucinate_rate`` is the share of answers listing homes that misstate one listing (a
+    `hallucinate_rate` is the share of answers listing homes that misstate one listing (a
     wrong price or bedroom count, or a listing the chatbot does not have), drawn from
-    ``fault_seed`` and each question's text: the same seed falsifies the same answers.
-    ``server.falsified`` records each one by message ID. ``rate_limit`` (``(count, seconds)``)
-    admits at most ``count`` requests per chatbot in any ``seconds`` (see :mod:`.faults`).
+    `fault_seed` and each question's text: the same seed falsifies the same answers.
+    `server.falsified` records each one by message ID. `rate_limit` (`(count, seconds)`)
+    admits at most `count` requests per chatbot in any `seconds` (see
+    `estatebot.emulator.faults`).
+
+    Args:
+        seed: the listings of the demo chatbot: `"demo"`, `"small"`, None or a path, as above.
+        db: the SQLite database: `":memory:"` (the default) or a file path; the seed's
+            listings are loaded only when the demo chatbot has none.
+        latency_ms: a delay added before each request is handled, in milliseconds.
+        fail_rate: the share of requests answered with an HTTP 500 envelope (0 to 1).
+        framing: the stream framing: `"sse"`, `"ndjson"` or `"concatenated"`.
+        max_page_size: the most listings a RealEstateList page returns.
+        stream_delay_ms: the pause between the objects of a streamed answer, in milliseconds.
+        max_body_bytes: the largest request body accepted, in bytes.
+        port: the loopback port; 0 picks a free one.
+        hallucinate_rate: the share of answers listing homes that misstate one (0 to 1).
+        fault_seed: the seed of the faults' random draws; the same seed repeats a run.
+        rate_limit: `(count, seconds)` or a `RateLimit`; None for no limit.
+
+    Yields:
+        The running server: its `base_url`, the demo credentials and the live controls.
+
+    Raises:
+        ValueError: `hallucinate_rate` is outside 0 to 1, `rate_limit` is not a positive
+            `(count, seconds)`, `framing` is unknown, `max_body_bytes` is not positive, or the
+            seed file is not a JSON list of valid listings.
+        ListingConflict: the seed file holds two listings with the same MLS number or URL.
+        OSError: `port` cannot be bound (taken, say), or the seed file cannot be read.
+        RuntimeError: the server did not start within 10 seconds.
     """
     store, emulator, app = _build(
         db,
@@ -332,7 +404,32 @@ def serve(
     """Serve the emulator in the foreground until interrupted; prints how to reach it and the
     faults in effect.
 
-    ``hallucinate_rate``, ``fault_seed`` and ``rate_limit`` are as for :func:`running`.
+    `hallucinate_rate`, `fault_seed` and `rate_limit` are as for `running`.
+
+    Args:
+        host: the address to listen on.
+        port: the port to listen on; 0 picks a free one (the printed address shows it).
+        db: the SQLite database: `":memory:"` (the default) or a file path; the seed's
+            listings are loaded only when the demo chatbot has none.
+        seed: the listings of the demo chatbot: `"demo"`, `"small"`, None or a path to a JSON
+            list of Create bodies, as for `running`.
+        latency_ms: a delay added before each request is handled, in milliseconds.
+        fail_rate: the share of requests answered with an HTTP 500 envelope (0 to 1).
+        framing: the stream framing: `"sse"`, `"ndjson"` or `"concatenated"`.
+        max_page_size: the most listings a RealEstateList page returns.
+        stream_delay_ms: the pause between the objects of a streamed answer, in milliseconds.
+        max_body_bytes: the largest request body accepted, in bytes.
+        hallucinate_rate: the share of answers listing homes that misstate one (0 to 1).
+        fault_seed: the seed of the faults' random draws; the same seed repeats a run.
+        rate_limit: `(count, seconds)` or a `RateLimit`; None for no limit.
+
+    Raises:
+        ValueError: `hallucinate_rate` is outside 0 to 1, `rate_limit` is not a positive
+            `(count, seconds)`, `framing` is unknown, `max_body_bytes` is not positive, or the
+            seed file is not a JSON list of valid listings.
+        ListingConflict: the seed file holds two listings with the same MLS number or URL.
+        OSError: `host` and `port` cannot be bound (the port is taken, say), or the seed file
+            cannot be read.
     """
     store, emulator, app = _build(
         db,
@@ -353,12 +450,15 @@ def serve(
         sock = _bind_socket(host, port)
         base_url = f"http://{host}:{sock.getsockname()[1]}"
         print(f"estatebot emulator on {base_url}", flush=True)
-        print(f"  ESTATEBOT_BASE_URL={base_url}")
-        print(f"  ESTATEBOT_API_KEY={DEMO_API_KEY}")
-        print(f"  ESTATEBOT_SESSION_KEY={DEMO_SESSION_KEY}")
         for line in _faults_shown(emulator):
             print(f"  {line}")
-        print(f"  demo chatbot serial: {DEMO_SERIAL}", flush=True)
+        # Lines a shell takes as they are: pasted into another terminal, they point every
+        # estatebot command there at this emulator and its demo chatbot.
+        print("Use it from another terminal (paste these lines):")
+        print(f"  export ESTATEBOT_BASE_URL={base_url}")
+        print(f"  export ESTATEBOT_API_KEY={DEMO_API_KEY}")
+        print(f"  export ESTATEBOT_SESSION_KEY={DEMO_SESSION_KEY}")
+        print(f"  export ESTATEBOT_SERIAL={DEMO_SERIAL}  # the demo chatbot serial", flush=True)
         config = uvicorn.Config(app, access_log=False, log_level="info")
         uvicorn.Server(config).run(sockets=[sock])
     finally:

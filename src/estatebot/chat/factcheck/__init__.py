@@ -2,13 +2,11 @@
 
 >>> claims = fact_check(answer_text, listings)          # doctest: +SKIP
 
-:func:`~estatebot.chat.factcheck.claims.fact_check` reads the facts an answer states about
-listings (price, rent, bedrooms, bathrooms, city, area, status, sale or rent), finds the listing
-each is about (by MLS number, address or URL) and gives one row per claim with its verdict:
-``supported``, ``contradicted`` or ``unknown listing``.
-:class:`~estatebot.chat.factcheck.checker.GroundingChecker` keeps a chatbot's listings to check
-answer after answer; :func:`~estatebot.chat.factcheck.badge.badge_html` shows a message's
-doubtful claims in a small badge.
+`fact_check` reads the facts an answer states about listings (price, rent, bedrooms, bathrooms,
+city, area, status, sale or rent), finds the listing each is about (by MLS number, address or
+URL) and gives one row per claim with its verdict: `supported`, `contradicted` or
+`unknown listing`. `GroundingChecker` keeps a chatbot's listings to check answer after answer;
+`badge_html` shows a message's doubtful claims in a small badge.
 """
 
 from __future__ import annotations

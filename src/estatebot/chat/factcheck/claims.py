@@ -1,36 +1,31 @@
 """The claims frame: each fact an answer states about a listing, held against the listing.
 
-:func:`fact_check` (``eb.fact_check``) gives one row per claim, in the order of the answer:
+`fact_check` (`eb.fact_check`) gives one row per claim, in the order of the answer:
 
-``listing``
-    The listing the claim is about: its MLS number (else its address or URL) when the chatbot
-    has it, else the name as the answer wrote it.
-``ID``
-    The listing's ID (NA for an unknown listing, or when the frame has no ``ID`` column).
-``mention``
-    How the answer named the listing (``MLS# ATX1001``, ``1208 south lamar boulevard``, a URL).
-``field``
-    One of :data:`FIELDS`: ``price``, ``rent``, ``bedrooms``, ``bathrooms``, ``city``, ``area``
-    (living area), ``status``, ``sale_type`` (for sale or for rent); ``listing`` for an unknown
-    listing named with no fact next to it.
-``claimed``
-    The claim as written (``$1.25M``, ``three bedrooms``).
-``claimed_value`` / ``listing_value``
-    The value read from the answer and the listing's value (a number or a text; None when the
-    listing has none). A price claimed in another currency than the listing's has the
-    listing's price as text with its currency (``"€450,000"``): the two numbers do not compare.
-``verdict``
-    ``supported``, ``contradicted`` or ``unknown listing`` (:data:`VERDICTS`).
-``start`` / ``end``
-    Where the claim is in the answer.
+- `listing`: the listing the claim is about: its MLS number (else its address or URL) when
+  the chatbot has it, else the name as the answer wrote it.
+- `ID`: the listing's ID (NA for an unknown listing, or when the frame has no `ID` column).
+- `mention`: how the answer named the listing (`MLS# ATX1001`, `1208 south lamar boulevard`,
+  a URL).
+- `field`: one of `FIELDS`: `price`, `rent`, `bedrooms`, `bathrooms`, `city`, `area` (living
+  area), `status`, `sale_type` (for sale or for rent); `listing` for an unknown listing named
+  with no fact next to it.
+- `claimed`: the claim as written (`$1.25M`, `three bedrooms`).
+- `claimed_value` / `listing_value`: the value read from the answer and the listing's value (a
+  number or a text; None when the listing has none). A price claimed in another currency than
+  the listing's has the listing's price as text with its currency (`"€450,000"`): the two
+  numbers do not compare.
+- `verdict`: `supported`, `contradicted` or `unknown listing` (`VERDICTS`).
+- `start` / `end`: where the claim is in the answer.
 
-Numbers agree within half a unit of their last written digit (``$1.25M`` is 1,245,000 to
-1,255,000; ``$650k`` is 649,500 to 650,500), within 5 % when the answer hedges ("about
+Numbers agree within half a unit of their last written digit (`$1.25M` is 1,245,000 to
+1,255,000; `$650k` is 649,500 to 650,500), within 5 % when the answer hedges ("about
 $650k"); counts agree exactly. A price stated for a listing that has none (a rent for a home
-for sale) is contradicted. A price is in the listing's currency (its ``CurrencySymbol``) or
-contradicted: ``€450,000`` of a home listed in ``$`` is, ``USD 450,000`` and ``450,000 dollars``
-are not (:mod:`.currencies`; an amount that names no currency, or a listing without one, is
-compared by its number alone). A claim on a column the frame does not have is not read.
+for sale) is contradicted. A price is in the listing's currency (its `CurrencySymbol`) or
+contradicted: `€450,000` of a home listed in `$` is, `USD 450,000` and `450,000 dollars`
+are not (`estatebot.chat.factcheck.currencies`; an amount that names no currency, or a listing
+without one, is compared by its number alone). A claim on a column the frame does not have is
+not read.
 """
 
 from __future__ import annotations
@@ -101,13 +96,32 @@ _SALE_WORDS = {"for_sale": "for sale", "for_rent": "for rent"}
 
 
 def empty_claims(extra: Sequence[str] = ()) -> pd.DataFrame:
-    """A claims frame with no rows (every column, with its dtype); ``extra`` columns first."""
+    """A claims frame with no rows (every column, with its dtype); `extra` columns first.
+
+    Args:
+        extra: names of text columns put before the claim columns.
+
+    Returns:
+        An empty frame with the columns `extra` then `CLAIM_COLUMNS`, each in its dtype.
+    """
     return claims_frame([], extra)
 
 
 def claims_frame(rows: Sequence[Mapping[str, Any]], extra: Sequence[str] = ()) -> pd.DataFrame:
-    """Claim records (as :meth:`ClaimChecker.records` gives) as a typed claims frame; the
-    ``extra`` columns (text) come first."""
+    """Claim records (as `ClaimChecker.records` gives) as a typed claims frame; the
+    `extra` columns (text) come first.
+
+    Args:
+        rows: the claim records, each with a key for every column of `CLAIM_COLUMNS` and of
+            `extra`.
+        extra: names of text columns put before the claim columns.
+
+    Returns:
+        One row per record, in order, with the columns `extra` then `CLAIM_COLUMNS`.
+
+    Raises:
+        KeyError: a record lacks one of the columns.
+    """
     # Column by column: one astype of a whole frame costs more than reading the answer.
     columns = {name: pd.Series([row[name] for row in rows], dtype="string") for name in extra}
     for name, dtype in _DTYPES.items():
@@ -116,8 +130,17 @@ def claims_frame(rows: Sequence[Mapping[str, Any]], extra: Sequence[str] = ()) -
 
 
 class ClaimChecker:
-    """A listings frame made ready to check many answers (:func:`fact_check` builds one per
-    call; build one yourself to check a batch)."""
+    """A listings frame made ready to check many answers (`fact_check` builds one per
+    call; build one yourself to check a batch).
+
+    Args:
+        listings: the chatbot's listings, as for `fact_check`.
+
+    Raises:
+        TypeError: `listings` is not a DataFrame.
+        ValueError: the frame has none of the columns that name a listing (`MLSNumber`,
+            `Address`, `Url`).
+    """
 
     def __init__(self, listings: pd.DataFrame) -> None:
         self.index = ListingIndex(listings)
@@ -126,12 +149,32 @@ class ClaimChecker:
         return len(self.index.listings)
 
     def check(self, answer: str) -> pd.DataFrame:
-        """The claims frame of one answer (see the module docstring)."""
+        """The claims frame of one answer (see the module docstring).
+
+        Args:
+            answer: the answer's text.
+
+        Returns:
+            One row per claim (columns `CLAIM_COLUMNS`), in the order of the answer.
+
+        Raises:
+            TypeError: `answer` is not text.
+        """
         return claims_frame(self.records(answer))
 
     def records(self, answer: str) -> list[dict[str, Any]]:
-        """The claims of one answer as plain dicts (the columns of :data:`CLAIM_COLUMNS`):
-        cheaper than a frame per answer when checking many."""
+        """The claims of one answer as plain dicts (the columns of `CLAIM_COLUMNS`):
+        cheaper than a frame per answer when checking many.
+
+        Args:
+            answer: the answer's text.
+
+        Returns:
+            One dict per claim, in the order of the answer.
+
+        Raises:
+            TypeError: `answer` is not text.
+        """
         if not isinstance(answer, str):
             raise TypeError(f"the answer must be text, not {type(answer).__name__}")
         return [row for raw in read_claims(answer, self.index) if (row := self._row(raw))]
@@ -191,7 +234,7 @@ class ClaimChecker:
 
 
 def _money_text(amount: float, symbol: str) -> str:
-    """An amount with its currency as a listing states it (``$450,000``, ``EUR 450,000``)."""
+    """An amount with its currency as a listing states it (`$450,000`, `EUR 450,000`)."""
     places = 0 if amount.is_integer() else 2
     number = f"{amount:,.{places}f}"
     # A symbol of letters needs a space: "$450,000" but "EUR 450,000".
@@ -227,12 +270,26 @@ def _make_row(
 def fact_check(answer_text: str, listings_frame: pd.DataFrame) -> pd.DataFrame:
     """The claims an answer makes about the chatbot's listings, each with its verdict.
 
-    ``listings_frame`` is the chatbot's listings (``eb.pull_listings(client, serial)``, or any
-    frame with an ``MLSNumber``, ``Address`` or ``Url`` column and the value columns
-    ``SalePrice``, ``RentPrice``, ``Bedrooms``, ``Bathrooms``, ``City``, ``BuildingArea``,
-    ``Status``, ``SaleType``). One row per claim (columns :data:`CLAIM_COLUMNS`, described in
+    `listings_frame` is the chatbot's listings (`eb.pull_listings(client, serial)`, or any
+    frame with an `MLSNumber`, `Address` or `Url` column and the value columns
+    `SalePrice`, `RentPrice`, `Bedrooms`, `Bathrooms`, `City`, `BuildingArea`,
+    `Status`, `SaleType`). One row per claim (columns `CLAIM_COLUMNS`, described in
     the module docstring); no rows when the answer states nothing about a listing. Numbers near
-    no listing mention are not claims. To check many answers, build one :class:`ClaimChecker`.
+    no listing mention are not claims. To check many answers, build one `ClaimChecker`.
+
+    Args:
+        answer_text: the chatbot's answer.
+        listings_frame: the chatbot's listings, as above. A claim on a value column the frame
+            does not have is not read.
+
+    Returns:
+        The claims frame: one row per claim, in the order of the answer, with the columns
+        `listing`, `ID`, `mention`, `field`, `claimed`, `claimed_value`, `listing_value`,
+        `verdict`, `start` and `end`.
+
+    Raises:
+        TypeError: `answer_text` is not text, or `listings_frame` is not a DataFrame.
+        ValueError: `listings_frame` has none of the columns `MLSNumber`, `Address` and `Url`.
     """
     return ClaimChecker(listings_frame).check(answer_text)
 
@@ -267,9 +324,17 @@ def _shown(field: str, value: Any) -> str:
 
 
 def describe_claim(claim: Any) -> str:
-    """One claim row (a mapping or a frame row) in words, as ``why`` and the badge show it:
-    ``"ATX1001: price $495,000 claimed, the listing says $450,000"`` or ``"MLS# ATX9999:
-    unknown listing"``."""
+    """One claim row (a mapping or a frame row) in words, as `why` and the badge show it:
+    `"ATX1001: price $495,000 claimed, the listing says $450,000"` or
+    `"MLS# ATX9999: unknown listing"`.
+
+    Args:
+        claim: one claim, with at least the keys `verdict`, `field`, `listing`, `claimed` and
+            `listing_value` (a row of a claims frame, or a record of `ClaimChecker.records`).
+
+    Returns:
+        The claim in one sentence.
+    """
     verdict = claim["verdict"]
     field = claim["field"]
     if verdict == UNKNOWN_LISTING:

@@ -1,7 +1,6 @@
 """Comparing two chat test runs: the cases whose verdict or answer changed.
 
-Either run may be a :class:`~estatebot.chat.harness.results.ChatTestResults`, its frame, or a
-workbook it wrote.
+Either run may be a `ChatTestResults`, its frame, or a workbook it wrote.
 """
 
 from __future__ import annotations
@@ -49,13 +48,13 @@ _WORSE_FILL = PatternFill(start_color="FFF4CCCC", end_color="FFF4CCCC", fill_typ
 
 
 class ChatRunChanges(pd.DataFrame):
-    """What :func:`compare_chat_runs` returns: a DataFrame of the changed cases (use it as one),
+    """What `compare_chat_runs` returns: a DataFrame of the changed cases (use it as one),
     shown in a notebook as a diff: outcome changes coloured (pass → fail in red), the old and
     new answers compared word by word.
 
-    Held and saved as every result is: :attr:`frame` / :meth:`to_frame` (a plain DataFrame),
-    :meth:`summary` and :meth:`to_excel`, which returns the path written. It stays a DataFrame
-    so code that used it as one goes on working; frames derived from it (``set_index``, a
+    Held and saved as every result is: `frame` / `to_frame` (a plain DataFrame),
+    `summary` and `to_excel`, which returns the path written. It stays a DataFrame
+    so code that used it as one goes on working; frames derived from it (`set_index`, a
     selection, ...) are plain DataFrames.
     """
 
@@ -65,12 +64,21 @@ class ChatRunChanges(pd.DataFrame):
         return pd.DataFrame(self, copy=True)
 
     def to_frame(self) -> pd.DataFrame:
-        """The changes as a plain DataFrame (a copy, as :attr:`frame`)."""
+        """The changes as a plain DataFrame (a copy, as `frame`).
+
+        Returns:
+            A plain DataFrame copy of the changes.
+        """
         return pd.DataFrame(self, copy=True)
 
     def summary(self) -> Summary:
-        """One line, such as ``"3 cases changed: 1 now failing, 2 answer changed"``; the
-        figures in ``.counts``: ``changed``, then each kind of change (``now_failing``, ...)."""
+        """One line, such as `"3 cases changed: 1 now failing, 2 answer changed"`; the
+        figures in `.counts`: `changed`, then each kind of change (`now_failing`, ...).
+
+        Returns:
+            The line, with the figures `changed`, `now_failing`, `now_passing`,
+            `answer_changed`, `added` and `removed`.
+        """
         kinds = self._kinds()
         counts = {name: kinds.count(word) for name, word in _CHANGE_FIGURES.items()}
         figures: dict[str, Figure] = {"changed": len(self), **counts}
@@ -84,13 +92,20 @@ class ChatRunChanges(pd.DataFrame):
     # pandas marks to_excel final for its typing only: overriding it works, and is what makes this
     # result's to_excel safe with untrusted text and return the path, as every result's does.
     def to_excel(self, path: str | PathLike[str]) -> Path:  # type: ignore[override,misc]
-        """Write a ``changes`` sheet (cases now failing or removed highlighted) and a ``summary``
+        """Write a `changes` sheet (cases now failing or removed highlighted) and a `summary`
         sheet to an .xlsx workbook; returns the path written.
 
-        Unlike DataFrame's ``to_excel``, this takes only the path: questions and answers are
-        untrusted text and go in by the rules of :mod:`estatebot._safe_cells` (never a formula;
+        Unlike DataFrame's `to_excel`, this takes only the path: questions and answers are
+        untrusted text and go in by the rules of `estatebot._safe_cells` (never a formula;
         characters a cell cannot hold removed, text longer than a cell holds cut, each cell so
-        changed named in a ``CellWarning``).
+        changed named in a `CellWarning`).
+
+        Args:
+            path: where to write the workbook (`.xlsx`); missing folders are made, an existing
+                file is replaced.
+
+        Returns:
+            The path written.
         """
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -108,7 +123,7 @@ class ChatRunChanges(pd.DataFrame):
         return target
 
     def _kinds(self) -> list[Any]:
-        """Each row's ``change``; None for each when the column was dropped by hand."""
+        """Each row's `change`; None for each when the column was dropped by hand."""
         if "change" not in self.columns:
             return [None] * len(self)
         kinds: list[Any] = self["change"].astype("object").tolist()
@@ -125,12 +140,25 @@ class ChatRunChanges(pd.DataFrame):
 def compare_chat_runs(old: RunLike, new: RunLike) -> ChatRunChanges:
     """The cases whose verdict or answer changed between two runs.
 
-    Cases are matched by name/id, else (unnamed cases, called ``row N`` in results) by question
+    Cases are matched by name/id, else (unnamed cases, called `row N` in results) by question
     and conversation (a key used twice in one run
-    is an error, never paired by order). ``change`` is ``now failing``, ``now passing``,
-    ``answer changed``, ``added`` or ``removed``. Rows follow the new run's order; removed cases
-    come last. Each run may be a :class:`ChatTestResults`, its frame, or a workbook written by
-    :meth:`ChatTestResults.to_excel`.
+    is an error, never paired by order). `change` is `now failing`, `now passing`,
+    `answer changed`, `added` or `removed`. Rows follow the new run's order; removed cases
+    come last. Each run may be a `ChatTestResults`, its frame, or a workbook written by
+    `ChatTestResults.to_excel`.
+
+    Args:
+        old: the earlier run: a `ChatTestResults`, its frame, or the path of its workbook.
+        new: the later run, in any of the same forms.
+
+    Returns:
+        One row per changed case, with the columns `case`, `question`, `old_passed`,
+        `new_passed`, `change`, `old_answer` and `new_answer`; no rows when nothing changed.
+
+    Raises:
+        ValueError: a run has two cases with the same key (name them to compare); a frame is
+            not a results frame; or a workbook cannot be read back as results.
+        FileNotFoundError: there is no workbook at a path given.
     """
     before = _keyed(_as_frame(old), "old")
     after = _keyed(_as_frame(new), "new")

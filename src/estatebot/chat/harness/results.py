@@ -1,7 +1,7 @@
-"""The results of a chat test run: one typed row per case, and :class:`ChatTestResults` over them.
+"""The results of a chat test run: one typed row per case, and `ChatTestResults` over them.
 
-:func:`results_frame` turns what happened to each case (:class:`CaseRun`) and the verdict on its
-answer into the results frame; :class:`ChatTestResults` holds that frame, sums it up, writes it to
+`results_frame` turns what happened to each case (`CaseRun`) and the verdict on its
+answer into the results frame; `ChatTestResults` holds that frame, sums it up, writes it to
 a workbook and reads it back.
 """
 
@@ -104,9 +104,21 @@ def results_frame(
 ) -> pd.DataFrame:
     """The typed results frame: one row per case, in order, with each case's verdict.
 
-    ``claims``, when the answers were fact-checked, holds each case's claim records
-    (``ClaimChecker.records``; None for a case with no answer); the frame then has the
-    ``claims_*`` counts.
+    `claims`, when the answers were fact-checked, holds each case's claim records
+    (`ClaimChecker.records`; None for a case with no answer); the frame then has the
+    `claims_*` counts.
+
+    Args:
+        cases: the cases, in order.
+        runs: what happened to each case, one per case.
+        claims: each case's claim records, one entry per case; None when nothing was
+            fact-checked.
+
+    Returns:
+        The results frame (the columns of `RESULT_COLUMNS` that apply, in their dtypes).
+
+    Raises:
+        ValueError: `runs` or `claims` does not have one entry per case.
     """
     used = [e for e in EXPECTATIONS if any(e in case.expectations() for case in cases)]
     checked = claims if claims is not None else [None] * len(cases)
@@ -120,7 +132,18 @@ def results_frame(
 def claims_of_run(
     cases: Sequence[ChatCase], claims: Sequence[Sequence[Mapping[str, Any]] | None]
 ) -> pd.DataFrame:
-    """Every claim of a run, each with its case's name and question, in case order."""
+    """Every claim of a run, each with its case's name and question, in case order.
+
+    Args:
+        cases: the cases, in order.
+        claims: each case's claim records (None for a case with no answer), one per case.
+
+    Returns:
+        A claims frame with the columns `case` and `question` first.
+
+    Raises:
+        ValueError: `claims` does not have one entry per case.
+    """
     rows = [
         {"case": case_label(case), "question": case.question, **row}
         for case, records in zip(cases, claims, strict=True)
@@ -189,17 +212,25 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 class ChatTestResults:
-    """The outcome of :func:`run_chat_tests`: ``.frame`` has one row per case, in input order.
+    """The outcome of `run_chat_tests`: `.frame` has one row per case, in input order.
 
-    Columns: ``case`` (the case's name or id), ``conversation``, ``question``, ``answer``,
-    ``no_answer``, ``tokens``, ``latency_ms``, ``session_id``, ``message_id``, ``attempts``,
-    ``error``, one ``<expectation>_pass`` per expectation type used (NA where a case does not set
-    it or has no answer), when the answers were fact-checked ``claims_supported``,
-    ``claims_contradicted`` and ``claims_unknown`` (each answer's claims by verdict), ``why``
-    (each failed expectation) and ``passed`` (no error and every expectation passed).
+    Columns: `case` (the case's name or id), `conversation`, `question`, `answer`,
+    `no_answer`, `tokens`, `latency_ms`, `session_id`, `message_id`, `attempts`,
+    `error`, one `<expectation>_pass` per expectation type used (NA where a case does not set
+    it or has no answer), when the answers were fact-checked `claims_supported`,
+    `claims_contradicted` and `claims_unknown` (each answer's claims by verdict), `why`
+    (each failed expectation) and `passed` (no error and every expectation passed).
 
-    :attr:`claims` holds every claim of the run (empty when nothing was fact-checked). :attr:`ok`
-    says whether every case passed, :attr:`failures` lists those that did not.
+    `claims` holds every claim of the run (empty when nothing was fact-checked). `ok`
+    says whether every case passed, `failures` lists those that did not.
+
+    Args:
+        frame: a results frame (as `results_frame` makes it, or read back from a workbook);
+            its columns are put in their dtypes and canonical order.
+        claims: every claim of the run, as `claims_of_run` makes it; None for none.
+
+    Raises:
+        ValueError: `frame` lacks one of the columns every results frame has.
     """
 
     def __init__(self, frame: pd.DataFrame, claims: pd.DataFrame | None = None) -> None:
@@ -211,7 +242,19 @@ class ChatTestResults:
 
     @classmethod
     def from_excel(cls, path: str | PathLike[str]) -> ChatTestResults:
-        """Results read back from a workbook written by :meth:`to_excel`."""
+        """Results read back from a workbook written by `to_excel`.
+
+        Args:
+            path: the workbook (`.xlsx`).
+
+        Returns:
+            The results of its `results` sheet (the claims are not in the workbook: empty).
+
+        Raises:
+            FileNotFoundError: there is no file at `path`.
+            ValueError: the workbook has no `results` sheet, the sheet lacks a results column,
+                or a cell does not read back as its column's type (a true/false or a number).
+        """
         raw = pd.read_excel(
             path, sheet_name=_RESULTS_SHEET, dtype=str, keep_default_na=False, engine="openpyxl"
         )
@@ -225,7 +268,7 @@ class ChatTestResults:
     @property
     def claims(self) -> pd.DataFrame:
         """Every claim the answers made about a listing, when the run fact-checked them: the
-        case's ``case`` and ``question``, then the columns of :func:`estatebot.fact_check`
+        case's `case` and `question`, then the columns of `estatebot.fact_check`
         (a copy)."""
         return self._claims.copy()
 
@@ -241,7 +284,7 @@ class ChatTestResults:
 
     @property
     def passed(self) -> bool:
-        """Deprecated: :attr:`ok` (every result says its success so); the frame's ``passed``
+        """Deprecated: `ok` (every result says its success so); the frame's `passed`
         column is unchanged."""
         # Kept so scripts and notebooks written against the old name go on working.
         warnings.warn(
@@ -252,17 +295,26 @@ class ChatTestResults:
         return self.ok
 
     def to_frame(self) -> pd.DataFrame:
-        """The results, one row per case (a copy, as :attr:`frame`)."""
+        """The results, one row per case (a copy, as `frame`).
+
+        Returns:
+            A copy of the results frame.
+        """
         return self._frame.copy()
 
     def summary(self) -> Summary:
-        """One line, such as ``"8 of 10 cases passed, 1 failed, 1 errors"``, with the figures of
-        the run in ``.counts`` (and by name: ``summary["passed"]``).
+        """One line, such as `"8 of 10 cases passed, 1 failed, 1 errors"`, with the figures of
+        the run in `.counts` (and by name: `summary["passed"]`).
 
-        ``cases`` = ``passed`` + ``failed`` + ``errors``: ``failed`` counts cases answered but
-        failing an expectation, ``errors`` cases with no usable answer. ``pass_rate`` is
+        `cases` = `passed` + `failed` + `errors`: `failed` counts cases answered but
+        failing an expectation, `errors` cases with no usable answer. `pass_rate` is
         passed / cases. Latency percentiles (ms) and token figures cover answered cases; None when
         there are none.
+
+        Returns:
+            The line, with the figures `cases`, `passed`, `failed`, `errors`, `pass_rate`,
+            `latency_p50_ms`, `latency_p90_ms`, `latency_p99_ms`, `latency_max_ms`,
+            `tokens_total` and `tokens_mean`.
         """
         frame = self._frame
         errors = int(frame["error"].notna().sum())
@@ -291,13 +343,20 @@ class ChatTestResults:
         return Summary(text, figures)
 
     def to_excel(self, path: str | PathLike[str]) -> Path:
-        """Write a ``results`` sheet (failed rows highlighted) and a ``summary`` sheet.
+        """Write a `results` sheet (failed rows highlighted) and a `summary` sheet.
 
         Questions and answers are untrusted text, written by the rules of
-        :mod:`estatebot._safe_cells`: never a formula, and read back exactly by :meth:`from_excel`,
+        `estatebot._safe_cells`: never a formula, and read back exactly by `from_excel`,
         except that characters a cell cannot hold are removed and an answer longer than a cell
         holds (32,767 characters) is cut, marked as cut; each cell so changed is named in a
-        ``CellWarning``. Returns the path written.
+        `CellWarning`. Returns the path written.
+
+        Args:
+            path: where to write the workbook (`.xlsx`); missing folders are made, an existing
+                file is replaced.
+
+        Returns:
+            The path written.
         """
         figures = self.summary().counts
         target = Path(path)
@@ -339,8 +398,14 @@ class ChatTestResults:
     def plot(self) -> Figure:
         """Latency per case (bars coloured by outcome, the median dashed) and the pass rate.
 
-        Needs matplotlib (``pip install 'estatebot[plot]'``). Returns the figure, which a
+        Needs matplotlib (`pip install 'estatebot[plot]'`). Returns the figure, which a
         notebook shows when it is the cell's last value.
+
+        Returns:
+            The matplotlib figure.
+
+        Raises:
+            ImportError: matplotlib is not installed.
         """
         from estatebot.chat.harness.results_plot import plot_results
 
@@ -374,8 +439,14 @@ def _parse_text_frame(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def main_exit_code(results: ChatTestResults) -> int:
-    """The process exit code for ``estatebot test-chat``: 0 when every case passed, else 1.
+    """The process exit code for `estatebot test-chat`: 0 when every case passed, else 1.
 
     A run with no cases also gives 1, so an empty cases file cannot pass a check unnoticed.
+
+    Args:
+        results: the run's results.
+
+    Returns:
+        0 or 1.
     """
     return 0 if len(results) and results.ok else 1

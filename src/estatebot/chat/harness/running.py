@@ -1,9 +1,9 @@
 """Running chat test cases against a chatbot: sessions, concurrency, retries after a 429.
 
-:func:`run_chat_tests` reads the cases, asks each question in its chat session on a thread pool
-(the sync client is thread-safe), never ``asyncio.run``, so it works from a script and inside
+`run_chat_tests` reads the cases, asks each question in its chat session on a thread pool
+(the sync client is thread-safe), never `asyncio.run`, so it works from a script and inside
 Jupyter's running event loop alike, and hands what happened to each case to
-:mod:`estatebot.chat.harness.results`.
+`estatebot.chat.harness.results`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class _ChatOperations(Protocol):
 
 
 class ChatClient(Protocol):
-    """What the harness needs of a client: ``estatebot.Client`` has it."""
+    """What the harness needs of a client: `estatebot.Client` has it."""
 
     @property
     def chat(self) -> _ChatOperations: ...
@@ -78,21 +78,47 @@ def run_chat_tests(
 ) -> ChatTestResults:
     """Ask every case's question and check its expectations; one results row per case, in order.
 
-    Cases sharing a ``conversation`` run in order in one chat session; every other case gets a
-    fresh session. At most ``concurrency`` sessions run at once. A 429 waits as long as the
-    service asks (``Retry-After``, capped at ``max_wait`` seconds; ``DEFAULT_RATE_LIMIT_WAIT``
-    doubling when it does not say) and asks the same question again, up to ``rate_limit_retries``
-    times. A case that still fails, or fails in any other way, is recorded in the ``error``
+    Cases sharing a `conversation` run in order in one chat session; every other case gets a
+    fresh session. At most `concurrency` sessions run at once. A 429 waits as long as the
+    service asks (`Retry-After`, capped at `max_wait` seconds; `DEFAULT_RATE_LIMIT_WAIT`
+    doubling when it does not say) and asks the same question again, up to `rate_limit_retries`
+    times. A case that still fails, or fails in any other way, is recorded in the `error`
     column and the run goes on.
 
-    Bad cases raise :class:`~estatebot.errors.SheetError` before anything is sent.
-    ``timeout`` (seconds) applies to each question; ``None`` keeps the client's.
+    Bad cases raise `SheetError` before anything is sent.
+    `timeout` (seconds) applies to each question; `None` keeps the client's.
 
-    When a case sets ``expect_grounded`` true, the chatbot's listings are pulled once, before
-    any question (or ``listings``, a frame as ``pull_listings`` gives, is used), and every answer
-    is fact-checked (:func:`estatebot.fact_check`): the results gain the ``claims_*`` counts and
-    :attr:`ChatTestResults.claims`, and a grounded case fails on any contradicted or
+    When a case sets `expect_grounded` true, the chatbot's listings are pulled once, before
+    any question (or `listings`, a frame as `pull_listings` gives, is used), and every answer
+    is fact-checked (`estatebot.fact_check`): the results gain the `claims_*` counts and
+    `ChatTestResults.claims`, and a grounded case fails on any contradicted or
     unknown-listing claim.
+
+    Args:
+        client: the client to ask with: an `estatebot.Client` (thread-safe, shared by the
+            worker threads), or anything with its `chat.create_session` and `chat.ask`.
+        serial: the chatbot's `serialNumber`.
+        cases: the cases: a DataFrame, a path to an `.xlsx`/`.csv` file (first sheet, read as
+            text), or a list of dicts (a plain string is a question with no expectations).
+        concurrency: the most chat sessions run at once (at least 1).
+        progress: show a progress bar; None shows one unless `ESTATEBOT_PROGRESS` is false or
+            the run is in CI.
+        rate_limit_retries: how many times a rate-limited question is asked again (0 or more).
+        max_wait: the longest wait after a 429, in seconds (0 or more).
+        timeout: the time allowed for each question, in seconds; None keeps the client's.
+        listings: the chatbot's listings to fact-check every answer against; None pulls them
+            when a case sets `expect_grounded`, and checks nothing otherwise.
+
+    Returns:
+        One results row per case, in input order (with the claims when answers were checked).
+
+    Raises:
+        ValueError: `concurrency` is below 1, or `rate_limit_retries` or `max_wait` below 0;
+            a cases file is neither `.xlsx` nor `.csv`; or `listings` has none of the columns
+            that name a listing (`MLSNumber`, `Address`, `Url`).
+        TypeError: `cases` is none of the accepted kinds; or `listings` is not a DataFrame.
+        SheetError: a case is bad (names its row and column); nothing was sent.
+        PullError: the listings a grounded case needs could not be pulled.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -214,7 +240,17 @@ def _ask(
 
 
 def rate_limit_wait(retry_after: float | None, attempt: int, max_wait: float) -> float:
-    """Seconds to wait after a 429 on the given attempt: as asked, or a doubling default."""
+    """Seconds to wait after a 429 on the given attempt: as asked, or a doubling default.
+
+    Args:
+        retry_after: the wait the service asked for, in seconds; None when it did not say
+            (then `DEFAULT_RATE_LIMIT_WAIT`, doubled for each attempt after the first).
+        attempt: the number of the attempt that was rate limited, from 1.
+        max_wait: the longest wait, in seconds.
+
+    Returns:
+        The wait in seconds, between 0 and `max_wait`.
+    """
     if retry_after is None:
         retry_after = DEFAULT_RATE_LIMIT_WAIT * 2 ** (attempt - 1)
     return max(0.0, min(retry_after, max_wait))

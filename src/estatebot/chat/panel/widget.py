@@ -1,28 +1,27 @@
 """ChatPanel: chat with a chatbot from a notebook, answers streamed into an ipywidgets transcript.
 
-The panel is a ``VBox``: ``display(panel)`` (or leaving it last in a cell) shows it. Questions are
-sent from the input box (Enter or Send) or from code with ``await panel.ask(...)`` /
-``panel.ask_sync(...)``.
+The panel is a `VBox`: `display(panel)` (or leaving it last in a cell) shows it. Questions are
+sent from the input box (Enter or Send) or from code with `await panel.ask(...)` /
+`panel.ask_sync(...)`.
 
 How the work is done:
 
-* **In the background.** With a sync :class:`~estatebot.api.client.Client` every request runs on
-  one worker thread (one, so that questions and new sessions happen in the order they were made);
-  with an :class:`~estatebot.api.client.AsyncClient` each runs as a task on the running event loop
-  (or on a private loop thread when there is none), chained in order. The notebook stays free.
+* **In the background.** With a sync `Client` every request runs on one worker thread (one,
+  so that questions and new sessions happen in the order they were made); with an
+  `AsyncClient` each runs as a task on the running event loop (or on a private loop thread
+  when there is none), chained in order. The notebook stays free.
 * **Stop** sets the job's stop event; the sync stream loop checks it at every fragment and breaks,
   which closes the HTTP response; an async task is also cancelled at once. The partial answer
   stays in the transcript, marked stopped.
-* **Coalescing.** A streamed answer is re-rendered at most once per ``update_interval``
-  seconds (:mod:`estatebot.chat.panel.coalesce`): the first fragment at once, later ones at the end
+* **Coalescing.** A streamed answer is re-rendered at most once per `update_interval`
+  seconds (`estatebot.chat.panel.coalesce`): the first fragment at once, later ones at the end
   of the interval, and the final text always.
 
 This module holds the widget: its public API and the wiring of its parts. The panel is made of
-a :class:`~estatebot.chat.panel.jobs.JobRunner` (the background work: the jobs, the send loops,
-the chat's state), the controls that :mod:`estatebot.chat.panel.layout` builds and arranges, and
-a :class:`~estatebot.chat.panel.transcript.Transcript` (the turns' views and Retry rows). The
-transcript's data is in :mod:`estatebot.chat.panel.turns`, and its HTML is made by
-:mod:`estatebot.chat.panel.render` (answers as safe Markdown). Error texts pass through the API
+a `JobRunner` (the background work: the jobs, the send loops, the chat's state), the controls
+that `estatebot.chat.panel.layout` builds and arranges, and a `Transcript` (the turns' views
+and Retry rows). The transcript's data is in `estatebot.chat.panel.turns`, and its HTML is
+made by `estatebot.chat.panel.render` (answers as safe Markdown). Error texts pass through the API
 layer's redaction, so no credential is ever shown.
 """
 
@@ -67,28 +66,27 @@ def _done_future(turn: Turn) -> concurrent.futures.Future[Turn]:
 class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """A chat with one chatbot in a notebook: transcript, input, Send/Stop, new session, status.
 
+    The first question starts a chat session; **New session** starts another. Nothing is sent
+    when the question breaks the ClientAsk rules (the problems are shown instead). A failed
+    answer says what went wrong in a sentence and has a **Retry** button; a rate limit counts
+    down until sending is possible again. The panel never closes its client: when the client was
+    closed elsewhere (a clean-up cell, a `with` block), it says so and **Reconnect** makes a
+    new client with the same settings.
+
     Args:
-        client: a :class:`~estatebot.api.client.Client` or
-            :class:`~estatebot.api.client.AsyncClient`.
-        serial: the chatbot's ``serialNumber``.
+        client: a `Client` or `AsyncClient`.
+        serial: the chatbot's `serialNumber`.
         stream: stream answers fragment by fragment (else one request, one answer).
-        title: the heading; defaults to the chatbot's ``Name`` (the one the client set with
-            ``client.chatbots.edit``, or asked of the service once when the client offers an
-            operation that reads it), else ``Chatbot <serial>``.
+        title: the heading; defaults to the chatbot's `Name` (the one the client set with
+            `client.chatbots.edit`, or asked of the service once when the client offers an
+            operation that reads it), else `Chatbot <serial>`.
         update_interval: the shortest time, in seconds, between two re-renders of a streamed
             answer (the first fragment and the final text are never held back).
         height: the most the transcript grows before it scrolls (a CSS length).
         fact_check: hold each answer against the chatbot's listings (pulled once, and again
             on New session): an answer stating a wrong price or room count, or a listing the
             chatbot does not have, gets a badge "2 facts not in your listings" with the details
-            on click and on hover; :attr:`claims` holds every answer's claims.
-
-    The first question starts a chat session; **New session** starts another. Nothing is sent
-    when the question breaks the ClientAsk rules (the problems are shown instead). A failed
-    answer says what went wrong in a sentence and has a **Retry** button; a rate limit counts
-    down until sending is possible again. The panel never closes its client: when the client was
-    closed elsewhere (a clean-up cell, a ``with`` block), it says so and **Reconnect** makes a
-    new client with the same settings.
+            on click and on hover; `claims` holds every answer's claims.
     """
 
     def __init__(
@@ -185,22 +183,22 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
 
     @property
     def turn_views(self) -> list[Any]:
-        """The transcript's ``widgets.HTML``, one per turn, oldest first."""
+        """The transcript's `widgets.HTML`, one per turn, oldest first."""
         return self._transcript.views
 
     @property
     def history(self) -> pd.DataFrame:
-        """The transcript as a frame, one row per turn (columns: :data:`HISTORY_COLUMNS`)."""
+        """The transcript as a frame, one row per turn (columns: `HISTORY_COLUMNS`)."""
         return history_frame(self.turns)
 
     @property
     def client(self) -> Client | AsyncClient:
-        """The client the panel sends with (a new one after :meth:`reconnect`)."""
+        """The client the panel sends with (a new one after `reconnect`)."""
         return self._runner.client
 
     @property
     def client_closed(self) -> bool:
-        """Whether the panel's client was closed, so nothing can be sent until :meth:`reconnect`."""
+        """Whether the panel's client was closed, so nothing can be sent until `reconnect`."""
         return self._runner.closed or client_closed(self._runner.client)
 
     @property
@@ -216,19 +214,26 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
 
     @property
     def failed_turns(self) -> list[Turn]:
-        """The failed answers that :meth:`retry` can ask again, oldest first."""
+        """The failed answers that `retry` can ask again, oldest first."""
         with self._lock:
             return [self._failed[number].turn for number in sorted(self._failed)]
 
     def retry_button(self, turn: Turn) -> Any | None:
-        """The Retry button shown under the failed answer ``turn`` (None when there is none)."""
+        """The Retry button shown under the failed answer `turn` (None when there is none).
+
+        Args:
+            turn: an answer's turn, as `turns` or `failed_turns` give it.
+
+        Returns:
+            The button widget, or None when `turn` has no Retry button.
+        """
         row = self._transcript.row(turn)
         return None if row is None else row.children[0]
 
     @property
     def claims(self) -> pd.DataFrame:
-        """With ``fact_check=True``: every checked answer's claims, with its ``turn`` number
-        (as :func:`~estatebot.fact_check` gives them); empty otherwise."""
+        """With `fact_check=True`: every checked answer's claims, with its `turn` number
+        (as `fact_check` gives them); empty otherwise."""
         checked = self._fact_check.claims if self._fact_check is not None else {}
         frames = [claims.assign(turn=number) for number, claims in sorted(checked.items())]
         if not frames:
@@ -237,8 +242,17 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         return frame[["turn", *[c for c in frame.columns if c != "turn"]]]
 
     def on_answer(self, hook: AnswerHook) -> AnswerHook:
-        """Run ``hook(turn)`` on every complete answer; the HTML it returns (its own, escaped by
-        it) is shown under the answer, e.g. a badge. Usable as a decorator; returns ``hook``."""
+        """Run `hook(turn)` on every complete answer; the HTML it returns (its own, escaped by
+        it) is shown under the answer, e.g. a badge. Usable as a decorator; returns `hook`.
+
+        A hook that raises does not lose the answer: a line under it names the failed hook.
+
+        Args:
+            hook: called with the answer's `Turn`; returns HTML to show under it, or None.
+
+        Returns:
+            `hook` itself.
+        """
         with self._lock:
             self._runner.answer_hooks.append(hook)
         return hook
@@ -248,20 +262,42 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         self._runner.stop()
 
     async def wait(self) -> Turn | None:
-        """Wait until nothing is on its way; returns :attr:`last_answer`.
+        """Wait until nothing is on its way; returns `last_answer`.
 
-        Bound the wait with ``asyncio.timeout`` if needed.
+        Bound the wait with `asyncio.timeout` if needed.
+
+        Returns:
+            The latest answer that arrived in full (None when none has).
         """
         return await self._runner.wait()
 
     def wait_sync(self, timeout: float | None = None) -> Turn | None:
-        """:meth:`wait`, blocking."""
+        """`wait`, blocking.
+
+        Args:
+            timeout: the longest wait, in seconds; None waits as long as it takes.
+
+        Returns:
+            The latest answer that arrived in full (None when none has).
+
+        Raises:
+            TimeoutError: something is still on its way after `timeout` seconds.
+            RuntimeError: the panel has an `AsyncClient` and this thread runs an event loop
+                (waiting would block the loop the answer needs; use `await panel.wait()`).
+        """
         return self._runner.wait_sync(timeout)
 
     def retry(self, turn: Turn | None = None) -> concurrent.futures.Future[Turn] | None:
         """Ask a failed answer's question again, in the same place of the transcript (the last
         failed one by default). Returns a future of the answer's turn, or None when nothing
-        failed."""
+        failed.
+
+        Args:
+            turn: the failed answer's turn (one of `failed_turns`); None for the last one.
+
+        Returns:
+            A future of the answer's turn, or None when there is no such failed answer.
+        """
         with self._lock:
             if turn is None and self._failed:
                 turn = self._failed[max(self._failed)].turn
@@ -291,7 +327,11 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
     def reconnect(self) -> Client | AsyncClient:
         """Send with a new client made with the same settings as the closed one (its keys are
         passed on as secrets, never shown). The chat session is kept; the new client is closed
-        with the panel. Returns the new client."""
+        with the panel. Returns the new client.
+
+        Returns:
+            The new client, now the panel's `client`.
+        """
         fresh = reopen(self._runner.client)
         with self._lock:
             self._runner.use(fresh)
@@ -306,6 +346,10 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
 
         Returns a future of the answer's turn, or None when there was nothing to send. The
         input is emptied once the question is accepted; on a problem it is kept for fixing.
+
+        Returns:
+            A future of the answer's turn (a `notice` turn, already done, when the question
+            breaks the rules), or None when the input was empty.
         """
         content = str(self.input.value)
         ask_type = str(self.ask_type.value)
@@ -332,9 +376,22 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
     ) -> Turn:
         """Ask a question and return the answer's turn once it is complete.
 
-        Failures do not raise: the returned turn has ``state`` ``failed`` and ``error`` set (or,
-        when the question breaks the ClientAsk rules, it is a ``notice`` turn and nothing was
+        Failures do not raise: the returned turn has `state` `failed` and `error` set (or,
+        when the question breaks the ClientAsk rules, it is a `notice` turn and nothing was
         sent), exactly as the transcript shows it.
+
+        Args:
+            content: the question.
+            ask_type: the message's kind (`Text`, `Audio`, `Image` or `Video`, or a
+                `ChatAskType`); None is a Text message.
+            file_ids: IDs of the files the question is about (for an Image, Audio or Video
+                message; one for Audio and Video); None for none.
+
+        Returns:
+            The answer's turn once it is final (done, stopped or failed), or a `notice` turn.
+
+        Raises:
+            ValueError: `ask_type` is not a kind of message.
         """
         future = self._start_ask(content, ask_type, file_ids)
         return await asyncio.wrap_future(future)
@@ -347,12 +404,34 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         file_ids: Iterable[int] | None = None,
         timeout: float | None = None,
     ) -> Turn:
-        """:meth:`ask`, blocking until the answer is complete (for scripts and plain threads)."""
+        """`ask`, blocking until the answer is complete (for scripts and plain threads).
+
+        Args:
+            content: the question.
+            ask_type: the message's kind (`Text`, `Audio`, `Image` or `Video`, or a
+                `ChatAskType`); None is a Text message.
+            file_ids: IDs of the files the question is about (for an Image, Audio or Video
+                message; one for Audio and Video); None for none.
+            timeout: the longest wait, in seconds; None waits as long as it takes.
+
+        Returns:
+            The answer's turn once it is final (done, stopped or failed), or a `notice` turn.
+
+        Raises:
+            ValueError: `ask_type` is not a kind of message.
+            TimeoutError: the answer is not final after `timeout` seconds (it goes on).
+            RuntimeError: the panel has an `AsyncClient` and this thread runs an event loop
+                (waiting would block the loop the answer needs; use `await panel.ask(...)`).
+        """
         self._runner.check_may_block("ask_sync", "await panel.ask(...)")
         return self._start_ask(content, ask_type, file_ids).result(timeout)
 
     def new_session(self) -> concurrent.futures.Future[Turn]:
-        """Start a new chat session (after what is already queued) and mark it in the transcript."""
+        """Start a new chat session (after what is already queued) and mark it in the transcript.
+
+        Returns:
+            A future of the session marker's turn (its `session_id` set once started).
+        """
         turn, view = self._transcript.add(Turn(role="session", text="Starting a new session…"))
         turn.state = "waiting"
         job = Job("session", turn, view)
@@ -364,7 +443,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
     def clear(self) -> None:
         """Stop what is on its way and empty the transcript, history and token total.
 
-        The chat session stays; use :meth:`new_session` for a fresh one.
+        The chat session stays; use `new_session` for a fresh one.
         """
         self.stop()
         with self._lock:
@@ -378,7 +457,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
 
     def close(self) -> None:
         """Stop, release the worker thread or private loop, and close the widgets (and a client
-        :meth:`reconnect` made; a client given to the panel is the caller's to close)."""
+        `reconnect` made; a client given to the panel is the caller's to close)."""
         self.stop()
         with self._lock:
             timer, self._countdown = self._countdown, None

@@ -32,10 +32,10 @@ _BODY_COLUMNS: tuple[str, ...] = tuple(column for column in schema.COLUMNS if co
 
 @dataclass(frozen=True)
 class BodyBatch(Generic[_Body]):
-    """Bodies built in ``errors="collect"`` mode, and the rows that could not become one.
+    """Bodies built in `errors="collect"` mode, and the rows that could not become one.
 
-    ``rows[i]`` is the frame's index label of ``bodies[i]``; each problem is a
-    :class:`~estatebot.errors.PlanError` naming its row label, field and value.
+    `rows[i]` is the frame's index label of `bodies[i]`; each problem is a `PlanError` naming
+    its row label, field and value.
     """
 
     bodies: list[_Body]
@@ -76,13 +76,32 @@ def to_update_bodies(
 ) -> list[ListingUpdate] | BodyBatch[ListingUpdate]:
     """One RealEstateUpdate body per row of a canonical frame, in row order.
 
-    ``Key`` comes from the key column of ``key_type`` (``MLSNumber``, ``Url``, or ``ID`` as text
-    for ``NewOaks``). ``defaults`` gives values for fields a row leaves empty: List never returns
-    ``AreaUnit`` (a required field) nor ``Location``, so a frame pulled from the service needs
-    at least ``defaults={"AreaUnit": ...}``. With ``errors="raise"`` the first row that fails
-    validation raises a :class:`~estatebot.errors.PlanError` naming its index label, MLS
-    number, field and value; with ``errors="collect"`` every row is tried and a
-    :class:`BodyBatch` is returned.
+    `Key` comes from the key column of `key_type` (`MLSNumber`, `Url`, or `ID` as text for
+    `NewOaks`). `defaults` gives values for fields a row leaves empty: List never returns
+    `AreaUnit` (a required field) nor `Location`, so a frame pulled from the service needs at
+    least `defaults={"AreaUnit": ...}`. With `errors="raise"` the first row that fails
+    validation raises a `PlanError` naming its index label, MLS number, field and value; with
+    `errors="collect"` every row is tried and a `BodyBatch` is returned.
+
+    Args:
+        frame: The canonical listing frame, one body per row; its index labels name the rows
+            in errors.
+        serial: The chatbot's serial number, sent as `SerialNumber` in every body.
+        key_type: How each body names its listing: `"MLSNumber"` (default), `"URL"` or
+            `"NewOaks"` (the service's ID).
+        defaults: Values for the fields a row leaves empty, by field name (None: none).
+        errors: `"raise"` (default) stops at the first row that fails validation;
+            `"collect"` tries every row.
+
+    Returns:
+        The validated `ListingUpdate` bodies, in row order; with `errors="collect"`, a
+            `BodyBatch` of the bodies, their rows and the problems of the rows left out.
+
+    Raises:
+        PlanError: With `errors="raise"`, for the first row that cannot become a valid body,
+            naming its index label, MLS number, field and value.
+        ValueError: When `errors` is neither `"raise"` nor `"collect"`, `key_type` is no key
+            type, or `defaults` names a field that is not a listing field.
     """
     kind = KeyType(key_type)
     key_column = schema.KEY_COLUMNS[kind.value]
@@ -122,7 +141,25 @@ def to_create_bodies(
 ) -> list[ListingInput] | BodyBatch[ListingInput]:
     """One RealEstateCreate body per row of a canonical frame, in row order.
 
-    ``defaults`` and errors are handled as in :func:`to_update_bodies`.
+    `defaults` and errors are handled as in `to_update_bodies`.
+
+    Args:
+        frame: The canonical listing frame, one body per row; its index labels name the rows
+            in errors.
+        serial: The chatbot's serial number, sent as `SerialNumber` in every body.
+        defaults: Values for the fields a row leaves empty, by field name (None: none).
+        errors: `"raise"` (default) stops at the first row that fails validation;
+            `"collect"` tries every row.
+
+    Returns:
+        The validated `ListingInput` bodies, in row order; with `errors="collect"`, a
+            `BodyBatch` of the bodies, their rows and the problems of the rows left out.
+
+    Raises:
+        PlanError: With `errors="raise"`, for the first row that cannot become a valid body,
+            naming its index label, MLS number, field and value.
+        ValueError: When `errors` is neither `"raise"` nor `"collect"`, or `defaults` names a
+            field that is not a listing field.
     """
     batch = _build(frame, ListingInput, serial=serial, key=None, defaults=defaults, errors=errors)
     return batch if errors == "collect" else batch.bodies

@@ -94,13 +94,13 @@ class NormalizeWarning(UserWarning):
 class NormalizeResult:
     """The canonical frame read from List records, and the values that could not be read.
 
-    ``frame`` has the columns of :data:`schema.COLUMNS` with their dtypes (then ``ext.<Key>``
-    columns when asked for). ``problems`` has the columns of :data:`PROBLEM_COLUMNS`, one row per
-    unreadable value, indexed by the row's label in ``frame``; ``column`` names the field as it
-    came in (``LATITUDE``, ``Price``), ``value`` is the value as text.
+    `frame` has the columns of `schema.COLUMNS` with their dtypes (then `ext.<Key>` columns
+    when asked for). `problems` has the columns of `PROBLEM_COLUMNS`, one row per unreadable
+    value, indexed by the row's label in `frame`; `column` names the field as it came in
+    (`LATITUDE`, `Price`), `value` is the value as text.
 
-    Held, shown and saved as every result is: :meth:`summary`, :meth:`to_frame`,
-    :meth:`to_excel`, and a table of the problems in a notebook.
+    Held, shown and saved as every result is: `summary`, `to_frame`, `to_excel`, and a table
+    of the problems in a notebook.
     """
 
     frame: pd.DataFrame
@@ -113,8 +113,12 @@ class NormalizeResult:
         return {str(name): int(count) for name, count in counts.items()}
 
     def summary(self) -> Summary:
-        """One line: rows read and problems by field; the figures in ``.counts`` (``listings``,
-        ``problems``, then the problems of each field by its name)."""
+        """One line: rows read and problems by field; the figures in `.counts` (`listings`,
+        `problems`, then the problems of each field by its name).
+
+        Returns:
+            The line, as a `Summary` that carries those figures.
+        """
         figures: dict[str, Figure] = {"listings": len(self.frame), "problems": len(self.problems)}
         figures.update(self.counts)
         rows = f"{len(self.frame)} listings"
@@ -125,16 +129,26 @@ class NormalizeResult:
         return Summary(text, figures)
 
     def to_frame(self) -> pd.DataFrame:
-        """A copy of :attr:`frame`, the canonical listing frame."""
+        """A copy of `frame`, the canonical listing frame.
+
+        Returns:
+            A new DataFrame: changing it leaves the result as it was.
+        """
         return self.frame.copy()
 
     def to_excel(self, path: str | PathLike[str]) -> Path:
-        """Write sheets ``Listings`` (``row`` is the frame's index; lists and mappings as JSON
-        text) and ``Problems`` (indexed the same way) to an .xlsx workbook; returns the path.
+        """Write sheets `Listings` (`row` is the frame's index; lists and mappings as JSON
+        text) and `Problems` (indexed the same way) to an .xlsx workbook; returns the path.
 
         The values come from the service, so they go in by the rules of
-        :mod:`estatebot._safe_cells`: never a formula; characters a cell cannot hold removed and
-        text longer than a cell holds cut, each cell so changed named in a ``CellWarning``.
+        `estatebot._safe_cells`: never a formula; characters a cell cannot hold removed and
+        text longer than a cell holds cut, each cell so changed named in a `CellWarning`.
+
+        Args:
+            path: The workbook to write; its folder is made when missing.
+
+        Returns:
+            The path written, as a `Path`.
         """
         # Imported here: reading records needs no workbook writer.
         from estatebot.listings.export import flatten_for_cells, write_workbook
@@ -176,17 +190,25 @@ def normalize_records(
     """Read List records (or a frame of them) into the canonical listing frame.
 
     Accepts every serialization the addendum lists: numbers as text with currency, thousands
-    separators, units or absent markers; ``SaleType`` display text; ``Images`` as JSON, comma- or
-    pipe-separated text; ``ExtensionColumn`` as JSON or ``key: value`` pairs; ``LATITUDE`` and
-    ``LONGITUDE``; ``Price`` (into ``SalePrice`` or ``RentPrice`` by ``SaleType``) and ``Area``
-    (into ``BuildingArea``), each only where the target is empty. Canonical field names are read
-    too. Unknown fields are ignored. Rows keep their order (and a frame's index); duplicate IDs are
-    kept. The input is never changed.
+    separators, units or absent markers; `SaleType` display text; `Images` as JSON, comma- or
+    pipe-separated text; `ExtensionColumn` as JSON or `key: value` pairs; `LATITUDE` and
+    `LONGITUDE`; `Price` (into `SalePrice` or `RentPrice` by `SaleType`) and `Area` (into
+    `BuildingArea`), each only where the target is empty. Canonical field names are read too.
+    Unknown fields are ignored. Rows keep their order (and a frame's index); duplicate IDs are
+    kept. The input is never changed. A value that cannot be read becomes NA and is listed in
+    the result's `problems`: nothing raises on bad data.
 
-    With ``expand_extensions=True``, each extension key also gets a ``string`` column
-    ``ext.<Key>`` after the canonical ones.
+    Args:
+        records: The List records, each a mapping of field name to value, or a DataFrame of
+            them (its index is kept).
+        expand_extensions: Also give each extension key a `string` column `ext.<Key>`, after
+            the canonical ones.
 
-    Emits one :class:`NormalizeWarning` when some values could not be read.
+    Returns:
+        A `NormalizeResult`, the canonical frame and the values that could not be read.
+
+    Warns:
+        NormalizeWarning: Once, when some values could not be read.
     """
     with gc_paused():
         source = Source(records)

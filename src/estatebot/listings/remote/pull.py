@@ -162,20 +162,53 @@ def pull_listings(
     expand_extensions: bool = False,
     sent_values: str | Path | bool | None = None,
 ) -> pd.DataFrame:
-    """All listings of a chatbot as a canonical frame (see :mod:`estatebot.listings.schema`).
+    """All listings of a chatbot as a canonical frame (see `estatebot.listings.schema`).
 
-    Pages after the first are fetched by up to ``concurrency`` threads. A page that still fails
-    after the client's retries raises :class:`~estatebot.errors.PullError` naming the page;
-    with ``on_error="skip"`` the pull goes on, the frame holds what arrived, its
-    ``attrs["missing_pages"]`` lists the pages that did not, and a :class:`PullWarning` says so.
-    Values that cannot be parsed become NA and are reported by a ``NormalizeWarning``; the
-    service still holds them, so ``attrs["unreadable"]`` keeps their text by listing ID and
-    field (a plan never erases them).
+    Pages after the first are fetched by up to `concurrency` threads. A page that still fails
+    after the client's retries raises `PullError` naming the page; with `on_error="skip"` the
+    pull goes on, the frame holds what arrived, its `attrs["missing_pages"]` lists the pages
+    that did not, and a `PullWarning` says so. Values that cannot be parsed become NA and are
+    reported by a `NormalizeWarning`; the service still holds them, so `attrs["unreadable"]`
+    keeps their text by listing ID and field (a plan never erases them).
 
-    ``AreaUnit`` and ``Location``, which List never returns, are filled with the values last sent
-    to each listing by an apply (the record ``sent_values`` names: None its default place, a
-    path, or False for none; see :mod:`estatebot.listings.remote.sent_record`), else
-    ``AreaUnit`` with the unit List's ``Area`` text shows (``120 m²``), else left empty.
+    `AreaUnit` and `Location`, which List never returns, are filled with the values last sent
+    to each listing by an apply (the record `sent_values` names: None its default place, a
+    path, or False for none; see `estatebot.listings.remote.sent_record`), else `AreaUnit`
+    with the unit List's `Area` text shows (`120 m²`), else left empty.
+
+    Args:
+        client: The `Client` to pull with.
+        serial: The chatbot's serial number.
+        city: Only the listings of this city (None: every city).
+        sale_type: Only the listings of this sale type, such as `"for_sale"` (None: both).
+        mls_number: Only the listing with this MLS number (None: every listing).
+        page_size: Listings asked for per page (at least 1; default 100).
+        concurrency: Threads fetching the pages after the first (at least 1; default 8).
+        progress: Show a progress bar of the pages (None: as `ESTATEBOT_PROGRESS` says,
+            else on outside CI).
+        on_error: `"raise"` (default) raises when a page fails; `"skip"` goes on without it
+            and lists it in the frame's `attrs["missing_pages"]`.
+        expand_extensions: Also give each extension key a `string` column `ext.<Key>`.
+        sent_values: The record of the values last sent: None its default place, a path, or
+            False for none.
+
+    Returns:
+        The canonical listing frame, one row per listing (one seen on two pages is kept
+            once). Its `attrs` name the pages skipped (`missing_pages`) and those past the
+            count that could not be checked (`unverified_pages`), the values that could not
+            be read (`unreadable`) and, when listings may be missing, why (`incomplete`).
+
+    Raises:
+        PullError: When page 1 fails, when a later page still fails after the client's
+            retries with `on_error="raise"`, or when the service never stops answering
+            pages; it names the page.
+        PlanError: When the record of values sent exists but cannot be opened.
+        ValueError: When `page_size` or `concurrency` is below 1, or `on_error` is neither
+            `"raise"` nor `"skip"`.
+
+    Warns:
+        PullWarning: When pages were skipped, or the listings read may not be all of them.
+        NormalizeWarning: When some values could not be read (they are NA).
     """
     return pull_result(
         client, serial, city=city, sale_type=sale_type, mls_number=mls_number,
@@ -257,7 +290,44 @@ async def apull_listings(
     expand_extensions: bool = False,
     sent_values: str | Path | bool | None = None,
 ) -> pd.DataFrame:
-    """The awaitable twin of :func:`pull_listings`, for an :class:`~estatebot.AsyncClient`."""
+    """The awaitable twin of `pull_listings`, for an `AsyncClient`.
+
+    It pages, skips, fills and warns exactly as `pull_listings` does.
+
+    Args:
+        client: The `AsyncClient` to pull with.
+        serial: The chatbot's serial number.
+        city: Only the listings of this city (None: every city).
+        sale_type: Only the listings of this sale type, such as `"for_sale"` (None: both).
+        mls_number: Only the listing with this MLS number (None: every listing).
+        page_size: Listings asked for per page (at least 1; default 100).
+        concurrency: Pages fetched at once after the first (at least 1; default 8).
+        progress: Show a progress bar of the pages (None: as `ESTATEBOT_PROGRESS` says,
+            else on outside CI).
+        on_error: `"raise"` (default) raises when a page fails; `"skip"` goes on without it
+            and lists it in the frame's `attrs["missing_pages"]`.
+        expand_extensions: Also give each extension key a `string` column `ext.<Key>`.
+        sent_values: The record of the values last sent: None its default place, a path, or
+            False for none.
+
+    Returns:
+        The canonical listing frame, one row per listing (one seen on two pages is kept
+            once). Its `attrs` name the pages skipped (`missing_pages`) and those past the
+            count that could not be checked (`unverified_pages`), the values that could not
+            be read (`unreadable`) and, when listings may be missing, why (`incomplete`).
+
+    Raises:
+        PullError: When page 1 fails, when a later page still fails after the client's
+            retries with `on_error="raise"`, or when the service never stops answering
+            pages; it names the page.
+        PlanError: When the record of values sent exists but cannot be opened.
+        ValueError: When `page_size` or `concurrency` is below 1, or `on_error` is neither
+            `"raise"` nor `"skip"`.
+
+    Warns:
+        PullWarning: When pages were skipped, or the listings read may not be all of them.
+        NormalizeWarning: When some values could not be read (they are NA).
+    """
     _check_options(page_size, concurrency, on_error)
     gate = asyncio.Semaphore(concurrency)
 

@@ -86,59 +86,75 @@ def read_sheet(
 ) -> Sheet:
     """Read an MLS export into listings: the valid rows, and every problem by row and column.
 
-    ``source`` is an xlsx or csv path, or a DataFrame (never changed). ``mapping``
-    (``{header: field}``) overrides the header table; a field may also be a RESO source such as
-    ``"BathroomsFull"``, ``"ExtensionColumn"`` (keep as an extra) or ``"ignore"``.
-    ``sheet_name`` picks the worksheet by name or 0-based number; by default the first one
-    not hidden is read (a hidden sheet is read only when named, with a warning), and when it
-    has no column for the key, the next visible one that has. ``defaults`` fill fields the sheet
-    lacks or leaves blank (``{"CurrencySymbol": "$", "AreaUnit": "Square Feet"}``); such values
-    are marked in ``Sheet.defaulted`` and a plan uses them only where a listing has no value of
-    its own. ``overrides`` sets a field on every row whatever the sheet says: a deliberate
-    overwrite, written to every listing by a plan (``Sheet.overrides``).
-
-    ``pending_status`` says what a Pending listing becomes: "Active" (the RESO status is kept
-    in ExtensionColumn), "Sold", or "off-market" (not published). A cell holding
-    ``clear_token`` empties its field (``Sheet.cleared``). Headers nothing maps go to
-    ExtensionColumn when ``extensions`` is true. ``decimal_baths`` reads ``2.1`` in a bathrooms
-    column as 2 full + 1 half baths. ``lot_unit`` ("sqft", "sqm", "acres", "hectares") is the
-    unit of a lot column whose header gives none (``LOT SIZE``). ``key`` is the column whose
-    duplicates are rejected ("MLSNumber", "Url" or "ID"). ``statuses`` maps raw statuses to a
-    standard one where an MLS uses its own codes (``{"C": "Closed"}``).
-
-    A csv (or tsv, txt) file is read as UTF-8 (a byte-order mark may say UTF-8, UTF-16 or
-    UTF-32) unless ``encoding`` names another (``"cp1252"``); its delimiter (``,`` ``;`` tab or
-    ``|``) is detected. A cell holding a byte its encoding cannot decode rejects its row, naming
-    the byte; a file whose non-ASCII bytes are mostly not UTF-8 is refused, suggesting
-    ``encoding=``. In an xlsx file only the columns the header row names are read (values
-    further right are reported, not read); a formula with no saved value, a cell hidden by a
-    merged range and a formula error (``#REF!``) reject their row, naming the cell.
-
     A blank cell says nothing: a required field with no column, or a blank cell in its column,
     rejects nothing here. A plan keeps the listing's own value, and only a row that would be
     created needs the field (the plan says so, row by row). Areas in a sheet that names no unit
     (a pulled file: List never returns AreaUnit) are read as they are, in each listing's own
     unit; an area that would need converting into an unknown unit is not used, with a warning.
 
-    Raises :class:`SheetError` when the sheet cannot be read as listings at all: two headers for
-    one field, an unknown field in ``mapping`` or ``defaults``,
-    or a unitless lot column without ``lot_unit``; and when the file cannot be read (empty,
-    truncated, an ``.xls`` or ``.ods`` file, text in another encoding, a runaway quoted cell),
-    naming the file and what to do.
+    A csv (or tsv, txt) file is read as UTF-8 (a byte-order mark may say UTF-8, UTF-16 or
+    UTF-32) unless `encoding` names another; its delimiter (`,` `;` tab or `|`) is detected. A
+    cell holding a byte its encoding cannot decode rejects its row, naming the byte; a file
+    whose non-ASCII bytes are mostly not UTF-8 is refused, suggesting `encoding=`. In an xlsx
+    file only the columns the header row names are read (values further right are reported,
+    not read); a formula with no saved value, a cell hidden by a merged range and a formula
+    error (`#REF!`) reject their row, naming the cell. An `.xls` (Excel 97-2003) or `.ods`
+    (OpenDocument) workbook is read too, by calamine: its number formats (`00000`), formula
+    errors and merged ranges are not seen there.
 
-    An ``.xls`` (Excel 97-2003) or ``.ods`` (OpenDocument) workbook is read too, by calamine:
-    its number formats (``00000``), formula errors and merged ranges are not seen there. An xlsx
-    file is read by calamine unless ``engine="openpyxl"``: the same cells, many times slower.
-    A bar shows the reading of a file as it goes (``progress``: on by default, see
-    :func:`estatebot._progress.progress_enabled`).
+    Args:
+        source: An xlsx, xls, ods, csv or parquet path, or a DataFrame (never changed).
+        mapping: `{header: field}`, overriding the header table; a field may also be a RESO
+            source such as `"BathroomsFull"`, `"ExtensionColumn"` (keep as an extra) or
+            `"ignore"`.
+        sheet_name: The worksheet, by name or 0-based number. By default the first one not
+            hidden is read (a hidden sheet is read only when named, with a warning), and when
+            it has no column for the key, the next visible one that has.
+        defaults: Values for the fields the sheet lacks or leaves blank
+            (`{"CurrencySymbol": "$", "AreaUnit": "Square Feet"}`). Such values are marked in
+            `Sheet.defaulted`, and a plan uses them only where a listing has no value of its
+            own.
+        overrides: Values set on every row whatever the sheet says: a deliberate overwrite,
+            written to every listing by a plan (`Sheet.overrides`).
+        pending_status: What a Pending listing becomes: `"Active"` (default; the RESO status
+            is kept in ExtensionColumn), `"Sold"`, or `"off-market"` (not published).
+        clear_token: A cell holding it empties its field (`Sheet.cleared`).
+        extensions: Whether headers nothing maps go to ExtensionColumn.
+        decimal_baths: Read `2.1` in a bathrooms column as 2 full + 1 half baths.
+        lot_unit: The unit (`"sqft"`, `"sqm"`, `"acres"`, `"hectares"`) of a lot column whose
+            header gives none (`LOT SIZE`).
+        key: The column whose duplicates are rejected: `"MLSNumber"` (default), `"Url"` or
+            `"ID"`.
+        statuses: Raw statuses mapped to a standard one, where an MLS uses its own codes
+            (`{"C": "Closed"}`).
+        encoding: The encoding of a csv file, such as `"cp1252"` (None: UTF-8, or what a
+            byte-order mark says).
+        engine: The reader of an xlsx file: `"calamine"` (default) or `"openpyxl"`, which
+            reads the same cells many times slower.
+        progress: Show a bar of the reading of a file as it goes (None: on by default, see
+            `estatebot._progress.progress_enabled`; a DataFrame is read at once, without one).
+        max_memory: The memory the read may take: bytes, or a size such as `"8 GiB"` (2 GiB
+            by default). An xlsx file's cost is estimated from its structure before any cell
+            is read (its rows and columns, the text of its cells, the shared strings its cells
+            repeat, the grid of empty cells a far cell makes), any other source's once its
+            cells are read.
 
-    ``max_memory`` bounds the memory the read may take: bytes, or a size such as ``"8 GiB"``
-    (2 GiB by default). An xlsx file's cost is estimated from its structure before any cell is
-    read (its rows and columns, the text of its cells, the shared strings its cells repeat,
-    the grid of empty cells a far cell makes), any other source's once its cells are read; a
-    read over budget raises :class:`SheetError` naming the cause and the budget. So do XML
-    padded far beyond what it holds, a cell beyond a worksheet's last row or column, and a read
-    that runs out of memory all the same.
+    Returns:
+        A `Sheet` holding the valid rows as a canonical frame, every problem with its row,
+            column and value, how each header was read, the fields the user asked to clear,
+            and the rows whose status says they must not be published.
+
+    Raises:
+        SheetNotFoundError: When the workbook has no worksheet by the `sheet_name` given.
+        SheetError: When the sheet cannot be read as listings at all: two headers for one
+            field, an unknown field in `mapping`, `defaults` or `overrides`, an unknown `key`,
+            `engine`, `pending_status`, `statuses` or `lot_unit`, or a unitless lot column
+            without `lot_unit`. When the file cannot be read (missing, empty, truncated, an
+            `.xls` or `.ods` file that is damaged or asked of `engine="openpyxl"`, text in
+            another encoding, a runaway quoted cell), naming the file and what to do. When
+            the read is over the `max_memory` budget, naming the cause and the budget; so do
+            XML padded far beyond what it holds, a cell beyond a worksheet's last row or
+            column, and a read that runs out of memory all the same.
     """
     key_column = _key_column(key)
     budget = budget_of(max_memory)

@@ -23,20 +23,20 @@ ISSUE_COLUMNS = ("row", "column", "field", "value", "message", "severity")
 class Sheet:
     """A spreadsheet read as listings.
 
-    ``frame`` holds the valid rows only, as a canonical frame indexed by the row number a user
-    sees in the file (index name ``row``). ``issues`` has one row per problem (``row``,
-    ``column``, ``field``, ``value``, ``message``, ``severity``): an "error" rejects its row, a
-    "warning" keeps it. ``mapping`` tells how each header was read. ``cleared`` marks, for the
-    valid rows, the fields where the clear token asked to empty the field; ``defaulted`` marks
-    those whose value came from ``defaults`` rather than the sheet (a plan fills a listing's empty
-    field with such a value, and never overwrites one); ``overrides`` holds the values set on
-    every row on purpose (a plan writes them everywhere); ``cleared_keys`` lists, by row, the
-    ExtensionColumn keys whose cell holds the clear token (a plan removes just those keys and
-    keeps the listing's others); ``derived`` marks the values the reader computed where the sheet
-    gives none (``UnitAreaPrice`` from price and area: a plan writes one only together with a
-    change of what it comes from). ``unpublished`` lists
-    the rows left out because their status (Withdrawn, Expired, ...) says the listing must not
-    be published, with their key, so a plan can make the remote copy a delete candidate.
+    `frame` holds the valid rows only, as a canonical frame indexed by the row number a user
+    sees in the file (index name `row`). `issues` has one row per problem (`row`, `column`,
+    `field`, `value`, `message`, `severity`): an "error" rejects its row, a "warning" keeps
+    it. `mapping` tells how each header was read. `cleared` marks, for the valid rows, the
+    fields where the clear token asked to empty the field; `defaulted` marks those whose value
+    came from `defaults` rather than the sheet (a plan fills a listing's empty field with such
+    a value, and never overwrites one); `overrides` holds the values set on every row on
+    purpose (a plan writes them everywhere); `cleared_keys` lists, by row, the ExtensionColumn
+    keys whose cell holds the clear token (a plan removes just those keys and keeps the
+    listing's others); `derived` marks the values the reader computed where the sheet gives
+    none (`UnitAreaPrice` from price and area: a plan writes one only together with a change
+    of what it comes from). `unpublished` lists the rows left out because their status
+    (Withdrawn, Expired, ...) says the listing must not be published, with their key, so a
+    plan can make the remote copy a delete candidate.
     """
 
     frame: pd.DataFrame
@@ -68,7 +68,12 @@ class Sheet:
         return self.issues[self.issues["severity"] == "warning"]
 
     def counts(self) -> dict[str, int]:
-        """Rows read, valid, rejected and not published; warnings and errors found."""
+        """Rows read, valid, rejected and not published; warnings and errors found.
+
+        Returns:
+            The figures by name: `rows_read`, `valid`, `rejected`, `not_published`,
+                `warnings` and `errors`.
+        """
         return {
             "rows_read": self.rows_read,
             "valid": len(self.frame),
@@ -79,7 +84,12 @@ class Sheet:
         }
 
     def headline(self) -> str:
-        """One line: rows read, valid, rejected, not published, warnings."""
+        """One line: rows read, valid, rejected, not published, warnings.
+
+        Returns:
+            The line, such as `"120 rows read, 118 valid, 2 rejected, 3 warnings"` (the
+                count not published only when there is one).
+        """
         parts = [
             f"{self.rows_read} rows read",
             f"{len(self.frame)} valid",
@@ -91,14 +101,27 @@ class Sheet:
         return ", ".join(parts)
 
     def to_frame(self) -> pd.DataFrame:
-        """A copy of :attr:`frame`, the valid rows as a canonical listing frame."""
+        """A copy of `frame`, the valid rows as a canonical listing frame.
+
+        Returns:
+            A new DataFrame, indexed by the row number in the file: changing it leaves the
+                sheet as it was.
+        """
         return self.frame.copy()
 
     def to_excel(self, path: str | PathLike[str]) -> Path:
         """Write the valid listings, the issues and the header mapping to an .xlsx workbook.
 
-        Sheets ``Listings`` (indexed by the row number in the file; lists and mappings as JSON
-        text, readable back by ``read_sheet``), ``Issues`` and ``Mapping``. Returns the path.
+        Sheets `Listings` (indexed by the row number in the file; lists and mappings as JSON
+        text, readable back by `read_sheet`), `Issues` and `Mapping`. Sheet text goes in by the
+        rules of `estatebot._safe_cells` (formula-like text stays text, characters a cell
+        refuses removed, over-long text cut), each cell so changed named in a `CellWarning`.
+
+        Args:
+            path: The workbook to write; its folder is made when missing.
+
+        Returns:
+            The path written, as a `Path`.
         """
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +137,14 @@ class Sheet:
         return target
 
     def summary(self, limit: int = 10) -> Summary:
-        """The headline and the first ``limit`` issues, one line each; figures in ``.counts``."""
+        """The headline and the first `limit` issues, one line each; figures in `.counts`.
+
+        Args:
+            limit: How many issues to list (default 10); a last line counts the others.
+
+        Returns:
+            The lines, as a `Summary` whose figures are those of `counts`.
+        """
         lines = [f"{self.source}: {self.headline()}"]
         for issue in self.issues.head(limit).itertuples(index=False):
             row, value_cell = issue.row, issue.value

@@ -118,43 +118,84 @@ def apply_plan(
     force_identity_count: int | None = None,
     options: ApplyOptions | None = None,
 ) -> ApplyReport:
-    """Perform exactly the plan's operations on the chatbot ``serial``; returns an ApplyReport.
+    """Perform exactly the plan's operations on the chatbot `serial`; returns an ApplyReport.
 
     Before any write the remote listings are pulled once and the plan is checked against them:
     a listing to update or delete that changed (or vanished) since the plan was made, or a
-    listing to create that now exists, raises :class:`PlanError` naming them (up to 20, and a
-    count) and nothing is written, unless ``force=True``. Then the current state of every
-    listing to update or delete is saved to ``backup`` (``.json`` or ``.xlsx``; when None, a
-    timestamped ``.json`` next to the journal or in the current folder, named in the report).
-    Creates, then updates, run on ``concurrency`` threads, one request each; deletes go
-    ``delete_chunk`` keys per request. A failed operation is reported and the others go on.
+    listing to create that now exists, raises `PlanError` naming them (up to 20, and a count)
+    and nothing is written, unless `force=True`. Then the current state of every listing to
+    update or delete is saved to `backup`. Creates, then updates, run on `concurrency`
+    threads, one request each; deletes go `delete_chunk` keys per request. A failed operation
+    is reported and the others go on.
 
-    With ``journal`` (a file path), every operation is recorded as it starts and ends. Calling
+    With `journal` (a file path), every operation is recorded as it starts and ends. Calling
     again with the same plan and journal skips what is done, retries what failed and settles
     what was left unconfirmed by a crash without doing anything twice. A journal written for
-    another plan or chatbot raises :class:`PlanError`.
+    another plan or chatbot raises `PlanError`.
 
-    The values sent for the fields List never returns (``AreaUnit``, ``Location``) are recorded
-    per listing in ``sent_values`` (a SQLite file; None: the default place of
-    :mod:`~estatebot.listings.remote.sent_record`; False: no record), and an update whose sheet
-    does not give them sends the values last sent instead of wiping them.
+    The values sent for the fields List never returns (`AreaUnit`, `Location`) are recorded
+    per listing in `sent_values`, and an update whose sheet does not give them sends the
+    values last sent instead of wiping them.
 
-    Edits made on the service while the apply runs are not overwritten: once ``recheck_after``
-    seconds have passed since the check, the targets of each window of ``recheck_window``
-    updates or deletes (default: ``8 × concurrency``; a delete request holds at most a window;
-    ``recheck_after`` defaults to 2 seconds) are checked
-    again just before they are written, and a listing changed since is not sent and reported
-    ``changed during apply``. ``recheck_after=0`` re-checks every window; None never.
+    Edits made on the service while the apply runs are not overwritten: once `recheck_after`
+    seconds have passed since the check, the targets of each window of `recheck_window`
+    updates or deletes are checked again just before they are written, and a listing changed
+    since is not sent and reported `changed during apply`.
 
     The plan's guards are checked again just before the first write, against the listings as
     they are then, whatever a plan file says: more deletes, or more changes of MLSNumber or
-    Url, than ``max_delete_fraction`` of them raise :class:`PlanError` naming the listings,
-    unless ``force_delete_count`` / ``force_identity_count`` (or, for a plan made in this
-    process, the planner's) confirm that many.
+    Url, than `max_delete_fraction` of them raise `PlanError` naming the listings, unless
+    `force_delete_count` / `force_identity_count` (or, for a plan made in this process, the
+    planner's) confirm that many.
 
-    The options may instead come as one
-    :class:`~estatebot.listings.sync.apply.apply_options.ApplyOptions` (``options=``); giving
-    both ways raises TypeError.
+    Args:
+        plan: The plan to perform, as `plan_sync`, `plan_cleanup` or `plan_undo` made it
+            (or as read back from a file).
+        client: The `Client` that pulls the listings and sends the writes.
+        serial: The chatbot's serial number.
+        concurrency: Threads running the creates and updates, one request each (default 8).
+        journal: A file path where every operation is recorded as it starts and ends, which
+            makes the apply resumable (None: no journal).
+        backup: Where the before-image goes, `.json` or `.xlsx` (None: a timestamped `.json`
+            next to the journal or in the current folder, named in the report).
+        progress: Show a progress bar (None: as `ESTATEBOT_PROGRESS` says, else on outside
+            CI).
+        force: Apply even when listings changed since the plan was made (noted in the
+            report); an update is then laid over the listing as it is now.
+        delete_chunk: Keys per delete request (default 100; never more than a window).
+        sent_values: The record of the values sent for the fields List never returns: a
+            SQLite file, None for the default place of `estatebot.listings.remote.sent_record`,
+            False for no record.
+        recheck_after: Seconds after the check from which each window is re-checked (default
+            2); 0 re-checks every window, None never.
+        recheck_window: Updates or deletes re-checked together (None: `8 × concurrency`; a
+            delete request holds at most a window).
+        max_delete_fraction: The share of the listings on the service that deletes, or
+            changes of MLSNumber or Url, may reach unconfirmed (default 0.2).
+        force_delete_count: Confirms exactly that many deletes past the fraction.
+        force_identity_count: Confirms exactly that many changes of MLSNumber or Url past the
+            fraction.
+        options: All of the options above as one `ApplyOptions`, instead of keywords.
+
+    Returns:
+        An `ApplyReport`: one row per operation, in the plan's order, with where the backup
+            and the journal were written and the call that sends again what failed.
+
+    Raises:
+        PlanError: When the plan is stale (a listing to update or delete changed or vanished
+            since, a listing to create exists) and `force` is false; when the guards refuse
+            the deletes or identity changes; when the journal was written for another plan,
+            chatbot or service, or cannot be read; when the plan holds an unknown action or
+            two operations on one listing; when `backup` is neither `.json` nor `.xlsx`, or an
+            `.xlsx` backup cannot hold a listing's text; when the record of values sent
+            cannot be opened.
+        LockHeldError: When another apply holds the journal for longer than this one waits.
+        PullError: When the pull before the first write fails.
+        TypeError: When the options come both as `options=` and as keywords changed from
+            their defaults.
+        ValueError: When `concurrency`, `delete_chunk` or `recheck_window` is below 1,
+            `recheck_after` or a force count is negative, or `max_delete_fraction` is not
+            between 0 and 1.
     """
     chosen = resolve_options(
         options, concurrency=concurrency, journal=journal, backup=backup, progress=progress,

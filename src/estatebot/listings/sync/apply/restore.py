@@ -192,21 +192,46 @@ def restore(
     options: ApplyOptions | None = None,
     defaults: Mapping[str, str] | None = None,
 ) -> ApplyReport:
-    """Put the listings of a backup (written by ``apply_plan``) back on the chatbot.
+    """Put the listings of a backup (written by `apply_plan`) back on the chatbot.
 
     The current listings are pulled; a backed-up listing that exists now (matched by MLSNumber,
     else Url) is updated to its backed-up values, one that does not is created. Listings that
-    already hold those values are reported ``unchanged`` and not sent. Fields the service never
-    returns (``AreaUnit``, ``Location``) cannot be in a backup: they are sent as last sent by
-    estatebot (the record of :mod:`~estatebot.listings.remote.sent_record`, at ``sent_values``;
-    False keeps none), else the unit the listing shows now, else ``defaults`` (``{"AreaUnit":
-    "Square Feet"}``; only ``AreaUnit`` and ``Location`` are taken); a listing whose unit is
-    still unknown is not sent and its row fails, saying so (a restore never guesses a unit).
+    already hold those values are reported `unchanged` and not sent, so the same call again
+    sends only what is still missing or different. Fields the service never returns
+    (`AreaUnit`, `Location`) cannot be in a backup: they are sent as last sent by estatebot
+    (the record of `estatebot.listings.remote.sent_record`, at `sent_values`), else the unit
+    the listing shows now, else `defaults`; a listing whose unit is still unknown is not sent
+    and its row fails, saying so (a restore never guesses a unit). The listings the run
+    created are left in place.
 
-    The options may instead come as one
-    :class:`~estatebot.listings.sync.apply.apply_options.ApplyOptions` (``options=``), of which a
-    restore reads ``concurrency``, ``progress`` and ``sent_values``; giving both ways raises
-    TypeError.
+    Args:
+        backup: The backup file an apply wrote (`.json` or `.xlsx`).
+        client: The `Client` that pulls the listings and sends the writes.
+        serial: The chatbot's serial number.
+        concurrency: Threads running the creates and updates, one request each (default 8).
+        progress: Show a progress bar (None: as `ESTATEBOT_PROGRESS` says, else on outside
+            CI).
+        sent_values: The record of the values last sent: None its default place, a path, or
+            False for none.
+        options: The options as one `ApplyOptions` instead of keywords, of which a restore
+            reads `concurrency`, `progress` and `sent_values`.
+        defaults: The values of `AreaUnit` and `Location` for a listing that has none of its
+            own (`{"AreaUnit": "Square Feet"}`); only those two fields are taken.
+
+    Returns:
+        An `ApplyReport` titled "Restore", one row per backed-up listing; when the backup sits
+            beside its run's journal and the run created listings still there, a note names
+            the undo that removes them.
+
+    Raises:
+        PlanError: When there is no backup at `backup`, it is not an estatebot backup or its
+            name ends in neither `.json` nor `.xlsx`, or the record of values sent cannot be
+            opened.
+        PullError: When the pull of the current listings fails.
+        TypeError: When the options come both as `options=` and as keywords changed from
+            their defaults.
+        ValueError: When `defaults` names a field other than `AreaUnit` and `Location`, or a
+            unit that is not one of the service's, or `concurrency` is below 1.
     """
     chosen = resolve_options(
         options, concurrency=concurrency, progress=progress, sent_values=sent_values

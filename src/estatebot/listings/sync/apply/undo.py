@@ -90,16 +90,42 @@ def plan_undo(
     sent_values: str | Path | bool | None = None,
     progress: bool | None = None,
 ) -> PlanArtifact:
-    """The plan that reverses a run on the chatbot ``serial``; apply it like any plan.
+    """The plan that reverses a run on the chatbot `serial`; apply it like any plan.
 
-    ``run`` is a run folder of the command line (``estatebot-runs/sync-...``: its plan, journal
+    `run` is a run folder of the command line (`estatebot-runs/sync-...`: its plan, journal
     and backup), or the plan the run applied (a saved file or the plan object) with the
-    ``journal`` and ``backup`` it was applied with. The current listings are pulled; listings
+    `journal` and `backup` it was applied with. The current listings are pulled; listings
     the run created are deleted, those it updated get back the fields it changed, those it
-    deleted are created again from the backup (``defaults={"AreaUnit": ...}`` gives a unit
+    deleted are created again from the backup (`defaults={"AreaUnit": ...}` gives a unit
     nobody knows; nothing is guessed). A listing changed on the service since the run is left
-    as it is and listed in ``plan.invalid`` and ``plan.refusals``. Raises PlanError when the
-    journal is missing, or belongs to another plan, chatbot or service.
+    as it is and listed in `plan.invalid` and `plan.refusals`. A listing already as it was
+    before the run is left alone, so undoing twice does nothing the second time.
+
+    Args:
+        client: The `Client` that pulls the current listings.
+        serial: The chatbot the run changed.
+        run: A run folder of the command line, or the plan the run applied (a saved plan
+            file or the plan object).
+        journal: The journal the run was applied with (None: the one in the run folder).
+        backup: The backup the run wrote (None: the one in the run folder, if any).
+        defaults: The values of `AreaUnit` and `Location` for a listing created again whose
+            own are unknown (`{"AreaUnit": "Square Feet"}`); only those two fields are taken.
+        sent_values: The record of the values last sent: None its default place, a path, or
+            False for none.
+        progress: Show a progress bar of the pull (None: as `ESTATEBOT_PROGRESS` says, else
+            on outside CI).
+
+    Returns:
+        The undo plan, to show, save and apply like any plan (`estatebot.plan_undo` hands it
+            out as a `SyncPlan`).
+
+    Raises:
+        PlanError: When `run` is neither a run folder nor a saved plan, the journal is
+            missing, or it belongs to another plan, chatbot or service; when the backup
+            cannot be read, or the record of values sent cannot be opened.
+        PullError: When the pull of the current listings fails.
+        ValueError: When `defaults` names a field other than `AreaUnit` and `Location`, or a
+            unit that is not one of the service's.
     """
     fallback = check_undo_defaults(defaults)
     done = read_run(run, journal=journal, backup=backup)

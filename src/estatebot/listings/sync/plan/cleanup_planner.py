@@ -42,20 +42,43 @@ def plan_cleanup(
 ) -> PlanArtifact:
     """Plan the deletion of stale listings: a plan of deletes only, with the same guards.
 
-    A listing is selected when its ``Status`` is one of ``status`` (the service's statuses,
-    Active, PreOnMarket and Sold, in any case) **or** (when given) its ``DaysOnMarket`` is at
-    least ``min_days_on_market``; the selection is then narrowed (**and**) by ``where(frame)``,
-    a boolean Series over a clean copy of ``remote`` (NA counts as False). With no status and
-    no minimum, ``where`` alone selects. Deletes are keyed by ``key``
-    (``NewOaks`` by default: every pulled listing has an ID). Other listings are ``kept``.
+    A listing is selected when its `Status` is one of `status` (the service's statuses,
+    Active, PreOnMarket and Sold, in any case) **or** (when given) its `DaysOnMarket` is at
+    least `min_days_on_market`; the selection is then narrowed (**and**) by `where(frame)`,
+    a boolean Series over a clean copy of `remote` (NA counts as False). With no status and
+    no minimum, `where` alone selects. Deletes are keyed by `key` (`NewOaks` by default:
+    every pulled listing has an ID). Other listings are `kept`.
 
     The plan names its rule in words, in its title and first note: "Sold, or on the market 180
-    days or more"; ``where_label`` says what ``where`` selects ("gone from this week's export"),
-    else it is named "chosen by the where= filter". The plan keeps every listing's days on market,
-    for :meth:`~estatebot.listings.sync.plan.artifact.PlanArtifact.plot`.
-    Raises PlanError when no criterion is given, a status is not one of the service's (a typo
-    would select nothing, silently), ``where`` does not return a boolean Series aligned with
-    the frame, or the deletes pass ``max_delete_fraction`` unconfirmed.
+    days or more"; `where_label` says what `where` selects ("gone from this week's export"),
+    else it is named "chosen by the where= filter". The plan keeps every listing's days on
+    market, for its `plot`.
+
+    Args:
+        remote: The canonical frame of `pull_listings`.
+        status: The statuses that select a listing (default `("Sold",)`; one status may be
+            given as text; None or empty: no status selects).
+        min_days_on_market: Select the listings on the market at least this many days (None:
+            no minimum).
+        where: A filter: called with a clean copy of `remote`, it returns a boolean Series,
+            one value per listing, that narrows the selection (or makes it, alone).
+        where_label: What `where` selects, in words, for the plan's title and first note.
+        key: The key the deletes go by: `"NewOaks"` (default, the listing's ID),
+            `"MLSNumber"` or `"URL"`.
+        max_delete_fraction: The share of the remote listings the deletes may reach
+            unconfirmed (default 0.2).
+        force_delete_count: Confirms the deletes past the fraction: their exact number.
+
+    Returns:
+        The plan of deletes, every other listing kept (`estatebot.plan_cleanup` hands it out
+            as a `SyncPlan`).
+
+    Raises:
+        PlanError: When no criterion is given, a status is not one of the service's (a typo
+            would select nothing, silently), `where` does not return a boolean Series aligned
+            with the frame, the deletes pass `max_delete_fraction` unconfirmed or
+            `force_delete_count` does not equal their exact number; also for an unknown `key`,
+            a `max_delete_fraction` not between 0 and 1, or a key present twice in `remote`.
     """
     with collector_paused():
         return _plan_cleanup(

@@ -99,38 +99,64 @@ def plan_sync(
 ) -> PlanArtifact:
     """Plan how to make the remote listings match a sheet; nothing is sent.
 
-    ``sheet`` is a read spreadsheet (:class:`SheetLike`) or a plain canonical frame (then no
-    issues, nothing cleared, nothing unpublished). ``remote`` is the canonical frame of
-    ``pull_listings``. ``key`` picks the matching field: ``"MLSNumber"``, ``"URL"`` (column
-    ``Url``) or ``"NewOaks"`` (column ``ID``).
-
-    ``delete_missing`` deletes remote listings absent from the sheet; it is refused (and the
-    reason recorded in ``refusals``) when the sheet has no valid rows or when the reader
+    `delete_missing` deletes remote listings absent from the sheet; it is refused (and the
+    reason recorded in `refusals`) when the sheet has no valid rows or when the reader
     rejected rows, whose listings cannot be told apart from missing ones. Listings the export
-    marks as unpublished are deleted in any case. ``create_missing=False`` reports new listings
-    as ``skipped_create`` instead of planning them. ``tolerances`` replaces the comparison
-    precision of numeric fields by an absolute tolerance. A sheet value the reader warned about
-    (a ZIP that lost its leading zero, a price that disagrees with itself, ...) is held back: the
-    listing keeps its own value and the plan lists it under ``held_back``, unless
-    ``accept_flagged=True``. A value that came from the reader's ``defaults`` fills an empty
-    field only; one from its ``overrides`` is written everywhere. When ``remote`` is marked
-    incomplete (``attrs["incomplete"]``, set by ``pull_listings``), nothing is created or deleted:
-    a listing missing from the pull would be planned as new; ``allow_incomplete=True`` overrides.
+    marks as unpublished are deleted in any case. A sheet value the reader warned about (a ZIP
+    that lost its leading zero, a price that disagrees with itself, ...) is held back: the
+    listing keeps its own value and the plan lists it under `held_back`, unless
+    `accept_flagged=True`. A value that came from the reader's `defaults` fills an empty field
+    only; one from its `overrides` is written everywhere. When `remote` is marked incomplete
+    (`attrs["incomplete"]`, set by `pull_listings`), nothing is created or deleted: a listing
+    missing from the pull would be planned as new; `allow_incomplete=True` overrides.
 
-    Raises PlanError when the sheet is no listings sheet (no listing rows, or no column that maps
-    to the key: the message names the file and the columns found), for duplicate remote keys,
-    an unknown key, bad options, or when the deletes exceed ``max_delete_fraction`` of the
-    remote listings and ``force_delete_count`` does not equal their exact number (a wrong
-    ``force_delete_count`` is refused in every case). Updates that change a listing's MLSNumber
-    or Url (its identity, to the MLS and to other tools) are guarded alike, by the same fraction
-    and ``force_identity_count``: many of them mean a column mapped to the wrong field.
+    Deletes beyond `max_delete_fraction` of the remote listings are refused unless
+    `force_delete_count` equals their exact number (a wrong `force_delete_count` is refused in
+    every case). Updates that change a listing's MLSNumber or Url (its identity, to the MLS
+    and to other tools) are guarded alike, by the same fraction and `force_identity_count`:
+    many of them mean a column mapped to the wrong field.
 
-    List never returns ``Location``: an update of a listing whose Location nobody here knows
-    (``pull_listings`` names them: no value was ever sent to it from here) and that the sheet
+    List never returns `Location`: an update of a listing whose Location nobody here knows
+    (`pull_listings` names them: no value was ever sent to it from here) and that the sheet
     does not give would blank one set by another tool. Such an update is held back, naming the
-    listing, unless ``blank_unknown_location=True`` says to send it empty (None: as the
-    environment's ``ESTATEBOT_BLANK_UNKNOWN_LOCATION`` says, for a brokerage whose chatbots
-    never use Location; off when unset).
+    listing, unless `blank_unknown_location=True` says to send it empty.
+
+    Args:
+        sheet: A read spreadsheet (`SheetLike`, as `read_sheet` returns) or a plain canonical
+            frame (then no issues, nothing cleared, nothing unpublished).
+        remote: The canonical frame of `pull_listings`.
+        key: The matching field: `"MLSNumber"` (default), `"URL"` (column `Url`) or
+            `"NewOaks"` (column `ID`).
+        delete_missing: Delete the remote listings absent from the sheet.
+        create_missing: Plan the new listings (default); False reports them as
+            `skipped_create` instead.
+        max_delete_fraction: The share of the remote listings that deletes, or changes of
+            MLSNumber or Url, may reach unconfirmed (default 0.2).
+        force_delete_count: Confirms the deletes past the fraction: their exact number.
+        force_identity_count: Confirms the changes of MLSNumber or Url past the fraction:
+            their exact number.
+        blank_unknown_location: Send empty a Location nobody here knows instead of holding
+            the update back (None: as the environment's `ESTATEBOT_BLANK_UNKNOWN_LOCATION`
+            says, for a brokerage whose chatbots never use Location; off when unset).
+        compare_days_on_market: Let a change of `DaysOnMarket` alone make an update.
+        tolerances: An absolute tolerance by numeric field, replacing its comparison
+            precision.
+        accept_flagged: Write the sheet values the reader warned about instead of holding
+            them back.
+        allow_incomplete: Create and delete even when `remote` is marked incomplete.
+
+    Returns:
+        The plan, every listing classified with its request bodies and before-hashes
+            (`estatebot.plan_sync` hands it out as a `SyncPlan`).
+
+    Raises:
+        PlanError: When the sheet is no listings sheet (no listing rows, or no column that
+            maps to the key: the message names the file and the columns found), for
+            duplicate remote keys, an unknown key, bad options (a `max_delete_fraction` not
+            between 0 and 1, a tolerance for a field that is not numeric or that is not a
+            finite number ≥ 0), or when the
+            deletes or identity changes pass `max_delete_fraction` unconfirmed, or a force
+            count does not equal their exact number.
     """
     with collector_paused():
         return _plan_sync(

@@ -117,16 +117,16 @@ def outcomes_frame(
 
 @dataclass
 class ApplyReport:
-    """What an apply did: ``frame`` has one row per operation (see :data:`REPORT_COLUMNS`).
+    """What an apply did: `frame` has one row per operation (see `REPORT_COLUMNS`).
 
-    ``outcome`` is ``"done"``, ``"failed"``, ``"skipped (already done)"`` (done by an earlier run
-    with the same journal) or ``"unchanged"``. A failed row carries the service's ``code`` and
-    ``message`` (or the transport error). ``backup_path`` and ``journal_path`` say where the
-    before-image and the journal were written; ``notes`` says anything else worth knowing.
-    ``retry_call`` is the call that sends again what failed (the same plan with the same journal,
-    for an apply; None when the apply kept no journal: then only a new plan goes on).
-    :attr:`ok` says whether every operation went through, :attr:`failures` lists those that did
-    not (the names every result uses).
+    `outcome` is `"done"`, `"failed"`, `"skipped (already done)"` (done by an earlier run with
+    the same journal) or `"unchanged"`. A failed row carries the service's `code` and
+    `message` (or the transport error). `backup_path` and `journal_path` say where the
+    before-image and the journal were written; `notes` says anything else worth knowing.
+    `retry_call` is the call that sends again what failed (the same plan with the same journal,
+    for an apply; None when the apply kept no journal: then only a new plan goes on). `ok`
+    says whether every operation went through, `failures` lists those that did not (the names
+    every result uses).
     """
 
     frame: pd.DataFrame
@@ -148,7 +148,7 @@ class ApplyReport:
 
     @property
     def failed(self) -> pd.DataFrame:
-        """Deprecated: :attr:`failures` (every result names its failures so)."""
+        """Deprecated: `failures` (every result names its failures so)."""
         # Kept so scripts and notebooks written against the old name go on working.
         warnings.warn(
             "ApplyReport.failed is deprecated; use ApplyReport.failures",
@@ -158,8 +158,13 @@ class ApplyReport:
         return self.failures
 
     def counts(self) -> dict[str, int]:
-        """Counts by summary word: ``created``, ``updated``, ``deleted``, ``unchanged``,
-        ``skipped (already done)`` and ``failed`` (only those above zero)."""
+        """Counts by summary word: `created`, `updated`, `deleted`, `unchanged`,
+        `skipped (already done)` and `failed` (only those above zero).
+
+        Returns:
+            The number of operations by summary word: the actions done first (`created`,
+                `updated`, `deleted`), then the other outcomes.
+        """
         counts: dict[str, int] = {}
         actions = self.frame["action"].astype("object").tolist()
         outcomes = self.frame["outcome"].astype("object").tolist()
@@ -174,22 +179,38 @@ class ApplyReport:
         return {**ordered, **counts}
 
     def summary(self) -> Summary:
-        """One line, such as ``"40 updated, 3 deleted, 1 failed"``; figures in ``.counts``."""
+        """One line, such as `"40 updated, 3 deleted, 1 failed"`; figures in `.counts`.
+
+        Returns:
+            The line (`"nothing to do"` for an empty report), as a `Summary` whose figures
+                are those of `counts`.
+        """
         counts = self.counts()
         if not counts:
             return Summary("nothing to do", counts)
         return Summary(", ".join(f"{count} {word}" for word, count in counts.items()), counts)
 
     def to_frame(self) -> pd.DataFrame:
-        """A copy of :attr:`frame`, one row per operation."""
+        """A copy of `frame`, one row per operation.
+
+        Returns:
+            A new DataFrame with the columns of `REPORT_COLUMNS`: changing it leaves the report
+                as it was.
+        """
         return self.frame.copy()
 
     def to_excel(self, path: str | PathLike[str]) -> Path:
         """Write the report to an .xlsx workbook, failed rows highlighted; returns the path.
 
         Keys and messages come from sheets and the service, so they go in by the rules of
-        :mod:`estatebot._safe_cells`: never a formula; characters a cell cannot hold removed and
-        text longer than a cell holds cut, each cell so changed named in a ``CellWarning``.
+        `estatebot._safe_cells`: never a formula; characters a cell cannot hold removed and
+        text longer than a cell holds cut, each cell so changed named in a `CellWarning`.
+
+        Args:
+            path: The workbook to write; its folder is made when missing.
+
+        Returns:
+            The path written, as a `Path`.
         """
         from openpyxl import Workbook
         from openpyxl.styles import PatternFill
