@@ -14,6 +14,7 @@ address, keys and chatbot serial, progress bars off, a state folder of its own. 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import traceback
@@ -136,3 +137,20 @@ def test_shell_examples_exit_as_claimed_twice_in_one_folder(
 def test_a_block_not_run_says_why(page: Path) -> None:
     for line, why in blocks_not_run(page):
         assert len(why.split()) >= 3, f"{page_id(page)}:{line}: say why it cannot run here"
+
+
+@pytest.mark.parametrize("page", SHELL_PAGES, ids=page_id)
+def test_no_shell_example_lets_the_shell_expand_a_dollar(page: Path) -> None:
+    # "under $700k" in double quotes reaches the program as "under 00k": bash expands $7.
+    for command in shell_commands(page):
+        for quoted in re.findall(r'"([^"]*)"', command.command.split(" #", 1)[0]):
+            assert "$" not in quoted, f"{command}: use single quotes around {quoted!r}"
+
+
+def test_the_question_of_the_front_page_reaches_the_chatbot_whole(reader_folder: Path) -> None:
+    (asked,) = [
+        c for c in shell_commands(ROOT / "README.md") if c.command.startswith("estatebot ask")
+    ]
+    done = _run(asked.command, reader_folder)
+    assert done.returncode == 0, done.stderr
+    assert "at most $700,000" in done.stdout, done.stdout

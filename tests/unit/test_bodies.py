@@ -178,6 +178,21 @@ def test_a_bad_row_raises_a_plan_error_naming_row_field_and_value() -> None:
     assert "second" in str(error)
 
 
+def test_a_pulled_row_without_a_unit_says_how_to_give_one() -> None:
+    # List never returns AreaUnit: the error says where it comes from, and guesses none.
+    frame = pulled(listing())
+    with pytest.raises(PlanError) as caught:
+        to_update_bodies(frame, serial=SERIAL)
+    assert caught.value.column == "AreaUnit"
+    assert "defaults={'AreaUnit': 'Square Feet'}" in str(caught.value)
+    # A unit that is there but wrong is a plain validation error, with no such hint.
+    frame["AreaUnit"] = pd.array(["Acres"], dtype="string")
+    with pytest.raises(PlanError) as wrong:
+        to_update_bodies(frame, serial=SERIAL)
+    assert "List never returns" not in str(wrong.value)
+    assert "Acres" in repr(wrong.value.value)
+
+
 def test_collect_mode_returns_the_good_bodies_and_every_problem() -> None:
     frame = pulled(listing(), listing(MLSNumber="MLS-2"), listing(MLSNumber="MLS-3"))
     frame["AreaUnit"] = pd.array(["Square Feet", pd.NA, "Square Feet"], dtype="string")

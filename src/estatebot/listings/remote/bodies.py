@@ -275,6 +275,15 @@ def _row_label(label: Hashable) -> int | str:
     return label if isinstance(label, int | str) else str(label)
 
 
+#: What to do about a field List never returns, when a pulled row lacks it: no unit is guessed.
+_UNSEEN_HINTS = {
+    "AreaUnit": (
+        " (List never returns AreaUnit: give it with defaults={'AreaUnit': 'Square Feet'}"
+        " or 'Square Meters')"
+    ),
+}
+
+
 def _located(
     label: Hashable, mls_number: Any, problems: list[tuple[str, str, Any]]
 ) -> list[PlanError]:
@@ -285,6 +294,7 @@ def _located(
     return [
         PlanError(
             f"{listing} cannot be sent: {name}: {message}"
+            + (_UNSEEN_HINTS.get(name, "") if _is_missing(value) else "")
             + (f" [all problems of the row: {summary}]" if len(problems) > 1 else ""),
             row=row,
             column=name,
