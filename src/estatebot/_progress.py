@@ -52,6 +52,19 @@ def set_total(bar: tqdm[Any], total: int) -> None:
     bar.total = total  # drawn at the next update
 
 
+def settle_total(bar: tqdm[Any], done: int) -> None:
+    """Make ``bar``'s total the work done (``done`` steps), once the work has ended.
+
+    Work whose size was not known ahead (a filtered pull whose count says nothing of the pages
+    left) would otherwise end as a stub, ``2/?`` in a notebook, a bare ``2page`` in a terminal;
+    now it ends full, ``2/2``, as work counted ahead does. A total the work fell short of is
+    not hidden: it is kept (``18/20``), and so is a bar that is off.
+    """
+    if getattr(bar, "disable", False) or (bar.total is not None and bar.total >= done):
+        return
+    set_total(bar, done)  # drawn when the bar closes
+
+
 def finish_bar(bar: tqdm[Any], *, failed: int, total: int) -> None:
     """Close ``bar`` in a colour that tells how the work went.
 

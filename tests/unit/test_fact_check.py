@@ -320,7 +320,7 @@ def test_the_badge_counts_the_doubtful_claims_and_lists_them() -> None:
     assert "<details" in html
     assert "2 facts not in your listings" in html
     assert "ATX1001: price $1.5M claimed, the listing says $1,250,000" in html
-    assert "MLS# ZZZ99999: unknown listing" in html
+    assert "the answer names a listing you do not have: MLS# ZZZ99999" in html
     assert "var(--jp-warn-color1" in html
     assert "var(--jp-layout-color2" in html
     assert "var(--jp-ui-font-color1" in html

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from estatebot._theme import LAYER2, SOFT, UI_FONT, WARN
-from estatebot.chat.factcheck.claims import CONTRADICTED, UNKNOWN_LISTING, describe_claim
+from estatebot.chat.factcheck.claims import CONTRADICTED, UNKNOWN_LISTING, doubtful_lines
 
 __all__ = ["Claims", "badge_html", "badge_text", "doubtful_claims"]
 
@@ -33,19 +33,24 @@ _LIST_STYLE = f"margin:2px 0 2px 1em;padding:0;color:{SOFT};font-weight:normal;"
 Claims = pd.DataFrame | Sequence[Mapping[str, Any]]
 
 
+def _records(claims: Claims) -> Sequence[Mapping[str, Any]]:
+    """The claims as dicts, in order."""
+    if isinstance(claims, pd.DataFrame):
+        return [{str(k): v for k, v in row.items()} for row in claims.to_dict(orient="records")]
+    return claims
+
+
 def doubtful_claims(claims: Claims) -> list[Mapping[str, Any]]:
     """The claims that are contradicted or about an unknown listing, as dicts, in order."""
-    rows: Sequence[Mapping[str, Any]] = (
-        [{str(k): v for k, v in row.items()} for row in claims.to_dict(orient="records")]
-        if isinstance(claims, pd.DataFrame)
-        else claims
-    )
-    return [row for row in rows if row["verdict"] in (CONTRADICTED, UNKNOWN_LISTING)]
+    return [row for row in _records(claims) if row["verdict"] in (CONTRADICTED, UNKNOWN_LISTING)]
 
 
 def badge_text(claims: Claims) -> str:
-    """The badge's label: ``"1 fact not in your listings"``, ``"2 facts ..."``; ``""`` for none."""
-    count = len(doubtful_claims(claims))
+    """The badge's label: ``"1 fact not in your listings"``, ``"2 facts ..."``; ``""`` for none.
+
+    A listing the answer names that you do not have counts once, however many of its facts
+    the answer gives (the lines of `doubtful_lines`)."""
+    count = len(doubtful_lines(list(_records(claims))))
     if not count:
         return ""
     return f"{count} fact{'s' if count != 1 else ''} not in your listings"
@@ -53,11 +58,10 @@ def badge_text(claims: Claims) -> str:
 
 def badge_html(claims: Claims) -> str:
     """The badge for one message's claims (``""`` when none is doubtful; see the module)."""
-    doubtful = doubtful_claims(claims)
     label = badge_text(claims)
     if not label:
         return ""
-    lines = [describe_claim(row) for row in doubtful]
+    lines = doubtful_lines(list(_records(claims)))
     title = html.escape("\n".join(lines), quote=True)
     items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
     return (

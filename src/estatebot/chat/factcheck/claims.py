@@ -38,7 +38,7 @@ import pandas as pd
 from estatebot.chat.factcheck.currencies import currency_key, same_currency
 from estatebot.chat.factcheck.facts import Fact
 from estatebot.chat.factcheck.index import Listing, ListingIndex
-from estatebot.chat.factcheck.reader import RawClaim, read_claims
+from estatebot.chat.factcheck.reader import RawClaim, mention_key, read_claims
 
 __all__ = [
     "CLAIM_COLUMNS",
@@ -50,13 +50,17 @@ __all__ = [
     "ClaimChecker",
     "claims_frame",
     "describe_claim",
+    "doubtful_lines",
     "empty_claims",
     "fact_check",
+    "unknown_listings",
 ]
 
 SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
 UNKNOWN_LISTING = "unknown listing"
+#: How a listing the answer names and the listings do not hold is told, before its name.
+UNKNOWN_LISTING_LINE = "the answer names a listing you do not have: "
 #: Every verdict, from best to worst.
 VERDICTS: tuple[str, ...] = (SUPPORTED, CONTRADICTED, UNKNOWN_LISTING)
 
@@ -326,7 +330,8 @@ def _shown(field: str, value: Any) -> str:
 def describe_claim(claim: Any) -> str:
     """One claim row (a mapping or a frame row) in words, as `why` and the badge show it:
     `"ATX1001: price $495,000 claimed, the listing says $450,000"` or
-    `"MLS# ATX9999: unknown listing"`.
+    `"the answer names a listing you do not have: MLS# ATX9999"` (the listing's name as the
+    answer writes it).
 
     Args:
         claim: one claim, with at least the keys `verdict`, `field`, `listing`, `claimed` and
@@ -338,7 +343,8 @@ def describe_claim(claim: Any) -> str:
     verdict = claim["verdict"]
     field = claim["field"]
     if verdict == UNKNOWN_LISTING:
-        return f"{claim['listing']}: unknown listing"
+        # No field and no value: the listing itself is what the answer made up.
+        return f"{UNKNOWN_LISTING_LINE}{claim['listing']}"
     said = f"{field} {claim['claimed']}"
     if verdict == SUPPORTED:
         return f"{claim['listing']}: {said} (matches)"
@@ -346,3 +352,54 @@ def describe_claim(claim: Any) -> str:
         f"{claim['listing']}: {said} claimed, the listing says "
         f"{_shown(str(field), claim['listing_value'])}"
     )
+
+
+def _records(claims: pd.DataFrame | Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    if isinstance(claims, pd.DataFrame):
+        return [{str(k): v for k, v in row.items()} for row in claims.to_dict(orient="records")]
+    return claims
+
+
+def unknown_listings(claims: pd.DataFrame | Sequence[Mapping[str, Any]]) -> list[str]:
+    """The listings an answer names that you do not have, each once (however many claims are
+    about it, however it is written again), by its name as first written, in order.
+
+    Args:
+        claims: a claims frame, or its records (`ClaimChecker.records`).
+
+    Returns:
+        The names (`MLS# ATX9999`, `9999 Elm St`, a URL), in the order of the answer.
+    """
+    names: dict[tuple[str, ...], str] = {}
+    for row in _records(claims):
+        if row["verdict"] == UNKNOWN_LISTING:
+            name = str(row["listing"])
+            names.setdefault(mention_key(name), name)
+    return list(names.values())
+
+
+def doubtful_lines(claims: pd.DataFrame | Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the listings do not hold, one line each, in the order of the answer: each
+    contradicted claim (`describe_claim`), and each listing the answer names that you do not
+    have, once (`"the answer names a listing you do not have: MLS# ATX9999"`): its price,
+    rooms and city claimed beside it fold into that line. The same line is never given twice.
+
+    Args:
+        claims: a claims frame, or its records (`ClaimChecker.records`).
+
+    Returns:
+        The lines; none when every claim holds.
+    """
+    lines: dict[str, None] = {}
+    named: set[tuple[str, ...]] = set()
+    for row in _records(claims):
+        verdict = row["verdict"]
+        if verdict == UNKNOWN_LISTING:
+            key = mention_key(str(row["listing"]))
+            if key in named:
+                continue
+            named.add(key)
+        elif verdict != CONTRADICTED:
+            continue
+        lines.setdefault(describe_claim(row))
+    return list(lines)

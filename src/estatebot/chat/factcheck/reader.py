@@ -30,6 +30,7 @@ from estatebot.chat.factcheck.addresses import (
     DIRECTIONS,
     STREET_TYPES,
     UNIT_WORDS,
+    address_key,
     normalize_token,
 )
 from estatebot.chat.factcheck.amounts import money_before
@@ -38,7 +39,7 @@ from estatebot.chat.factcheck.folding import Folded, fold
 from estatebot.chat.factcheck.index import Listing, ListingIndex
 from estatebot.chat.factcheck.spans import Taken
 
-__all__ = ["Mention", "RawClaim", "read_claims"]
+__all__ = ["Mention", "RawClaim", "mention_key", "read_claims"]
 
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>()\[\]\"']+", re.IGNORECASE)
 # One run of separators on each side of the optional word ("MLS No.: #123"): runs of "\s*" side
@@ -107,6 +108,20 @@ def read_claims(answer: str, index: ListingIndex) -> list[RawClaim]:
         )
         for claim in claims
     ]
+
+
+def mention_key(text: str) -> tuple[str, ...]:
+    """One key for every way an answer writes one listing's name: an MLS number by its number
+    (``MLS# atx9999`` and ``MLS number ATX9999`` alike), a URL in any case, an address as
+    :func:`~estatebot.chat.factcheck.addresses.address_key` makes it (``9999 Elm Street`` and
+    ``9999 elm st``)."""
+    plain = fold(text).text.strip()
+    mls = _MLS.fullmatch(plain)
+    if mls is not None:
+        return ("mls", mls["id"].casefold())
+    if _URL.fullmatch(plain) is not None:
+        return ("url", plain.casefold().rstrip("/"))
+    return address_key(plain)
 
 
 def _as_written(found: Placed, answer: str, folded: Folded) -> Placed:

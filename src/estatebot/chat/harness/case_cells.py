@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 _TRUE = frozenset({"true", "t", "yes", "y", "1", "1.0", "on"})
@@ -31,6 +32,16 @@ def is_blank(value: Any) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):  # an array-like cell: not a scalar NA
         return False
+
+
+def is_true(value: Any) -> bool:
+    """Whether ``value`` is a true boolean of any kind: Python's, numpy's (what iterating a
+    pandas ``boolean`` column gives) or pandas' nullable one; False for false, NA and None.
+
+    ``value is True`` holds for Python's ``True`` only: a numpy ``True`` is another object, so
+    a pass read from a frame would count as a fail.
+    """
+    return isinstance(value, bool | np.bool_) and bool(value)
 
 
 def parse_text(value: Any) -> str | None:

@@ -7,12 +7,23 @@ results' ``why`` column); :func:`judge` runs those a case sets and gives a :clas
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from estatebot.chat.factcheck.badge import Claims, doubtful_claims
-from estatebot.chat.factcheck.claims import CONTRADICTED, UNKNOWN_LISTING, describe_claim
+import pandas as pd
+
+from estatebot.chat.factcheck.claims import (
+    CONTRADICTED,
+    describe_claim,
+    doubtful_lines,
+    unknown_listings,
+)
+from estatebot.chat.harness.case_cells import is_true
 from estatebot.chat.harness.cases import ChatCase
+
+#: An answer's claims: a claims frame, or its records (``ClaimChecker.records``).
+Claims = pd.DataFrame | Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -87,22 +98,31 @@ def check_tokens(tokens: int, limit: int) -> str | None:
 
 
 def check_grounded(claims: Claims | None) -> str | None:
-    """None when no claim of the answer is contradicted or about an unknown listing, else each
-    such claim: the listing, and the claimed versus the real value."""
+    """None when no claim of the answer is contradicted or about an unknown listing, else how
+    many and each: the listing with the claimed versus the real value, or the listing the
+    answer names that you do not have (once, however many claims are about it)."""
     if claims is None:
         return "expect_grounded: the answer was not checked against the listings"
-    doubtful = doubtful_claims(claims)
-    if not doubtful:
+    lines = doubtful_lines(claims)
+    if not lines:
         return None
-    contradicted = sum(1 for row in doubtful if row["verdict"] == CONTRADICTED)
-    unknown = sum(1 for row in doubtful if row["verdict"] == UNKNOWN_LISTING)
-    counts = ", ".join(
-        f"{n} {what}"
-        for n, what in ((contradicted, "contradicted"), (unknown, "about an unknown listing"))
-        if n
-    )
-    details = "; ".join(dict.fromkeys(describe_claim(row) for row in doubtful))
-    return f"expect_grounded: {counts}: {details}"
+    records = claims.to_dict(orient="records") if isinstance(claims, pd.DataFrame) else claims
+    contradicted = len({describe_claim(r) for r in records if r["verdict"] == CONTRADICTED})
+    unknown = len(unknown_listings(claims))
+    counts = []
+    if contradicted:
+        counts.append(f"{contradicted} contradicted")
+    if unknown:
+        counts.append(f"{unknown} unknown listing{'' if unknown == 1 else 's'}")
+    return f"expect_grounded: {', '.join(counts)}: {'; '.join(lines)}"
+
+
+def outcome(passed: Any, error: Any) -> str:
+    """``pass``, ``fail`` or ``error`` for one result row: an error wins; a pass is a true
+    boolean of any kind (a numpy or pandas one from a frame as well as Python's)."""
+    if error is not None and not pd.isna(error):
+        return "error"
+    return "pass" if is_true(passed) else "fail"
 
 
 def judge(case: ChatCase, observed: Observed) -> Verdict:

@@ -26,6 +26,7 @@ from estatebot._theme import (
     SUCCESS,
     TEXT,
     WARN,
+    solid,
     tint,
 )
 from estatebot.chat.textview import NO_MATH, safe_text
@@ -36,23 +37,28 @@ STYLE = f"""
 <style>
 .eb-compare {{ font-family: {FONT}; color: {TEXT}; font-size: 13px; line-height: 1.45; }}
 .eb-compare .eb-head {{ font-size: 14px; margin: 2px 0 6px; }}
-.eb-compare.eb-compare table {{ border-collapse: collapse; width: 100%; }}
+.eb-compare.eb-compare table {{ border-collapse: collapse; width: 100%; table-layout: auto; }}
 .eb-compare.eb-compare table th {{ text-align: left; background: {LAYER2}; color: {TEXT};
   border-bottom: 1px solid {BORDER}; padding: 4px 8px; white-space: nowrap; }}
 .eb-compare.eb-compare table td {{
   text-align: left; vertical-align: top; padding: 4px 8px; color: {TEXT};
   background: {LAYER1}; border: none; border-bottom: 1px solid {BORDER_SOFT};
-  overflow-wrap: anywhere; }}
+  overflow-wrap: normal; word-break: normal; }}
 .eb-compare.eb-compare table td.eb-name {{ white-space: nowrap; }}
 .eb-compare .eb-change {{ display: inline-block; padding: 0 8px; border-radius: 9px;
-  font-size: 11px; font-weight: 700; white-space: nowrap; color: #ffffff; background: {MUTED}; }}
-.eb-compare .eb-change-worse {{ background: {ERROR}; }}
-.eb-compare .eb-change-better {{ background: {SUCCESS}; }}
-.eb-compare .eb-change-other {{ background: {WARN}; }}
+  font-size: 11px; font-weight: 700; white-space: nowrap; border: 1px solid transparent;
+  {solid(MUTED)} }}
+.eb-compare .eb-change-worse {{ {solid(ERROR)} }}
+.eb-compare .eb-change-better {{ {solid(SUCCESS)} }}
+.eb-compare .eb-change-other {{ {solid(WARN)} }}
 .eb-compare del {{ color: {ERROR}; background: {tint(ERROR, 12)}; text-decoration: line-through; }}
 .eb-compare ins {{ color: {SUCCESS}; background: {tint(SUCCESS, 14)}; text-decoration: underline; }}
 .eb-compare .eb-gap {{ color: {MUTED}; }}
-.eb-compare.eb-compare table td.eb-diff {{ width: 50%; min-width: 20em; }}
+.eb-compare.eb-compare table td.eb-outcome {{ white-space: nowrap; }}
+/* The answers yield: their box adds nothing to the table's width and fills its column, so the
+   change and the outcome keep theirs at 900 px. */
+.eb-compare.eb-compare table td.eb-diff {{ width: 50%; min-width: 12em; }}
+.eb-compare .eb-yield {{ display: block; width: 0; min-width: 100%; overflow-wrap: break-word; }}
 .eb-compare .eb-none {{ color: {MUTED}; font-style: italic; }}
 </style>
 """
@@ -127,9 +133,11 @@ def _row_html(row: Mapping[str, Any]) -> str:
     cells = [
         f'<td class="eb-name">{safe_text(row["case"])}</td>',
         f"<td>{safe_text(row['question'])}</td>",
-        f'<td><span class="eb-change eb-change-{_kind(change)}">{safe_text(change)}</span></td>',
-        f"<td>{safe_text(outcome_text(row['old_passed'], row['new_passed']))}</td>",
-        f'<td class="eb-diff">{answer}</td>',
+        f'<td class="eb-decide"><span class="eb-change eb-change-{_kind(change)}">'
+        f"{safe_text(change)}</span></td>",
+        f'<td class="eb-outcome eb-decide">'
+        f"{safe_text(outcome_text(row['old_passed'], row['new_passed']))}</td>",
+        f'<td class="eb-diff"><div class="eb-yield">{answer}</div></td>',
     ]
     return f'<tr class="eb-{_kind(change)}">{"".join(cells)}</tr>'
 

@@ -27,8 +27,9 @@ from estatebot.chat.factcheck.claims import (
     UNKNOWN_LISTING,
     claims_frame,
     empty_claims,
+    unknown_listings,
 )
-from estatebot.chat.harness.case_cells import parse_bool
+from estatebot.chat.harness.case_cells import is_true, parse_bool
 from estatebot.chat.harness.cases import EXPECTATIONS, ChatCase
 from estatebot.chat.harness.checks import Observed, judge
 from estatebot.chat.harness.naming import case_label, fill_case_names
@@ -189,6 +190,9 @@ def _row(
             row[column] = (
                 None if claims is None else sum(1 for c in claims if c["verdict"] == verdict_name)
             )
+        if claims is not None:
+            # A listing made up is one fault however many facts the answer gives about it.
+            row["claims_unknown"] = len(unknown_listings(claims))
     row["why"] = why
     row["passed"] = run.error is None and all(checks.values())
     return row
@@ -217,8 +221,9 @@ class ChatTestResults:
     Columns: `case` (the case's name or id), `conversation`, `question`, `answer`,
     `no_answer`, `tokens`, `latency_ms`, `session_id`, `message_id`, `attempts`,
     `error`, one `<expectation>_pass` per expectation type used (NA where a case does not set
-    it or has no answer), when the answers were fact-checked `claims_supported`,
-    `claims_contradicted` and `claims_unknown` (each answer's claims by verdict), `why`
+    it or has no answer), when the answers were fact-checked `claims_supported` and
+    `claims_contradicted` (each answer's claims by verdict) and `claims_unknown` (the listings
+    it names that you do not have, each once however many claims are about it), `why`
     (each failed expectation) and `passed` (no error and every expectation passed).
 
     `claims` holds every claim of the run (empty when nothing was fact-checked). `ok`
@@ -368,7 +373,7 @@ class ChatTestResults:
         results = SheetWriter(book, _RESULTS_SHEET, columns, widths=widths)
         rows = frame_rows(self._frame)
         for values, passed in zip(rows, self._frame["passed"].tolist(), strict=True):
-            results.append(values, fill=None if passed is True else _FAILED_FILL)
+            results.append(values, fill=None if is_true(passed) else _FAILED_FILL)
         summary = SheetWriter(book, _SUMMARY_SHEET, ["metric", "value"], widths={"metric": 18})
         for name, value in figures.items():
             summary.append([name, value])

@@ -4,11 +4,18 @@
 did not answer in time") and keeps the detail (the service's message, redacted) for the line
 under it. Nothing here can show a credential: every detail passes through the API layer's
 redaction, and the headlines are fixed sentences.
+
+A transport failure's text ("peer closed connection without sending complete message body") is
+no headline: the headline says what happened in plain words ("The connection to the service was
+lost while the answer was arriving; 412 characters had arrived") and the exception's kind and
+text go to ``technical``, which the panel folds away under the card (and keeps in the history).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import httpx
 
 from estatebot.api._redact import redact
 from estatebot.errors import (
@@ -36,12 +43,14 @@ class Failure:
     """What the panel shows for a failure: ``title`` (a sentence), ``detail`` (the service's
     message for a rate limit or a refused key, else the error's full text naming the operation
     and status; always redacted; may be empty), ``retry_after`` (seconds, for a rate
-    limit) and ``closed`` (the client was closed: offer Reconnect)."""
+    limit), ``closed`` (the client was closed: offer Reconnect) and ``technical`` (a transport
+    failure's exception kind and text, redacted: for a folded "Details", never the headline)."""
 
     title: str
     detail: str = ""
     retry_after: float | None = None
     closed: bool = False
+    technical: str = ""
 
 
 def is_closed_client_error(exc: BaseException) -> bool:
@@ -53,8 +62,45 @@ def _status(exc: APIError) -> str:
     return f" (HTTP {exc.status_code})" if exc.status_code else ""
 
 
-def describe_failure(exc: BaseException) -> Failure:
-    """``exc`` as the panel shows it (see :class:`Failure`)."""
+def _characters(count: int) -> str:
+    return f"{count:,} character{'' if count == 1 else 's'}"
+
+
+def _technical(exc: BaseException) -> str:
+    return redact(f"{type(exc).__name__}: {exc}")
+
+
+def _transport_failure(exc: APIConnectionError, arrived: int) -> Failure:
+    """A transport failure: where it struck (before any text or amid the answer) in words, its
+    text folded. A host never reached keeps its text in sight: it names the address and the
+    setting that chose it."""
+    if isinstance(exc, APITimeoutError):
+        if arrived:
+            title = (
+                "The service stopped sending while the answer was arriving; "
+                f"{_characters(arrived)} had arrived"
+            )
+            return Failure(title, technical=_technical(exc))
+        return Failure("The service did not answer in time", technical=_technical(exc))
+    if arrived:
+        title = (
+            "The connection to the service was lost while the answer was arriving; "
+            f"{_characters(arrived)} had arrived"
+        )
+        return Failure(title, technical=_technical(exc))
+    cause = exc.__cause__
+    if isinstance(cause, httpx.TransportError) and not isinstance(
+        cause, httpx.ConnectError | httpx.ConnectTimeout
+    ):
+        # Reached, then cut off (a reply dropped half-way): not a host that cannot be reached.
+        title = "The connection to the service was lost before the answer arrived"
+        return Failure(title, technical=_technical(exc))
+    return Failure("Could not reach the service", redact(str(exc)))
+
+
+def describe_failure(exc: BaseException, *, arrived: int = 0) -> Failure:
+    """``exc`` as the panel shows it (see :class:`Failure`); ``arrived`` is how many characters
+    of the answer had arrived when it failed."""
     if is_closed_client_error(exc):
         return Failure(CLIENT_CLOSED, closed=True)  # the status line offers Reconnect
     if isinstance(exc, RateLimitError):
@@ -62,10 +108,8 @@ def describe_failure(exc: BaseException) -> Failure:
     if isinstance(exc, RequestValidationError):
         detail = "; ".join(f"{p.field}: {p.message}" for p in exc.problems)
         return Failure("The question was not sent", redact(detail))
-    if isinstance(exc, APITimeoutError):
-        return Failure("The service did not answer in time", redact(str(exc)))
     if isinstance(exc, APIConnectionError):
-        return Failure("Could not reach the service", redact(str(exc)))
+        return _transport_failure(exc, arrived)
     if isinstance(exc, AuthenticationError):
         # The service's words, and the hint that names the key and the variable that sets it.
         detail = exc.message or ""

@@ -360,6 +360,9 @@ class JobRunner:
         job.turn.text = f"New session {session_id}"
         job.turn.state = "done"
         self._show(job)
+        with self.lock:
+            # The service counts messages per session: the old session's limit is not this one's.
+            self.retry_at = None
         self._set_session(session_id)
 
     def _begin(self, job: Job, session_id: int) -> None:
@@ -434,11 +437,16 @@ class JobRunner:
 
     def _fail(self, job: Job, exc: Exception) -> None:
         turn = job.turn
+        # What had arrived of the answer stays; the headline says how much.
+        arrived = len(turn.text) if turn.role == "bot" else 0
         turn.state = "failed"
-        failure = describe_failure(exc)
+        turn.failed_at = datetime.now()
+        failure = describe_failure(exc, arrived=arrived)
         turn.error_title = failure.title
-        # ``error`` keeps the service's own words (a rate limit's message) for code to check.
-        turn.error = failure.detail or failure.title
+        turn.error_details = failure.technical or None
+        # ``error`` keeps the service's own words (a rate limit's message), else the technical
+        # details, for code and the history to check.
+        turn.error = failure.detail or failure.technical or failure.title
         if failure.retry_after is not None:
             turn.retry_at = datetime.now() + timedelta(seconds=failure.retry_after)
             with self.lock:

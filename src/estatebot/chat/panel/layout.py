@@ -14,6 +14,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from estatebot.api import models
+from estatebot.chat.panel.render import KERNEL_WAIT_NOTE
 
 __all__ = [
     "ASK_TYPES",
@@ -33,8 +34,14 @@ ASK_TYPES: tuple[str, ...] = tuple(kind.value for kind in models.ChatAskType)
 #: MathJax to leave the box alone (prices written with "$" would otherwise be read as TeX).
 PANEL_CLASSES: tuple[str, ...] = ("eb-chat", "tex2jax_ignore", "mathjax_ignore")
 
-# Rows wrap rather than clip: on a narrow page a control moves to the next line.
+# Rows wrap rather than clip: on a narrow page a control moves to the next line. A row is a box
+# (no margin), so 100% is its column's width exactly.
 _ROW = {"flex_flow": "row wrap", "align_items": "center", "width": "100%"}
+
+# A leaf widget (HTML, Text, Button) has ipywidgets' 2 px margin on each side: at width 100% it
+# would stick out 4 px and give its box a horizontal scroll bar. "auto" lets the column stretch
+# it to the width that is left.
+_FILL = "auto"
 
 
 def _fixed(**extra: Any) -> widgets.Layout:
@@ -56,17 +63,21 @@ class Controls:
     transcript: widgets.VBox
     status: widgets.HTML
     header: widgets.HTML
+    kernel_wait: widgets.HTML
 
     def rows(self) -> list[Any]:
         """The panel's children, top to bottom: the heading, the transcript, the input with
-        Send and Stop, the type and files with New session, and the status line with
-        Reconnect."""
+        Send and Stop (and the note the page shows while a busy kernel has not read a click on
+        Send), the type and files with New session, and the status line with Reconnect."""
+        send_row = widgets.HBox(
+            [self.input, self.send_button, self.stop_button, self.kernel_wait],
+            layout=widgets.Layout(**_ROW),
+        )
+        send_row.add_class("eb-send-row")
         return [
             self.header,
             self.transcript,
-            widgets.HBox(
-                [self.input, self.send_button, self.stop_button], layout=widgets.Layout(**_ROW)
-            ),
+            send_row,
             widgets.HBox(
                 [self.ask_type, self.file_ids, self.new_session_button],
                 layout=widgets.Layout(**_ROW),
@@ -83,6 +94,7 @@ def build_controls(header_html: str, *, height: str) -> Controls:
         placeholder="Ask about listings… (Enter sends)",
         layout=widgets.Layout(flex="1 1 260px", width="auto", min_width="120px"),
     )
+    input_box.add_class("eb-input")
     send_button = widgets.Button(
         description="Send",
         button_style="primary",
@@ -90,6 +102,10 @@ def build_controls(header_html: str, *, height: str) -> Controls:
         tooltip="Send",
         layout=_fixed(),
     )
+    send_button.add_class("eb-send")
+    # Hidden by the style sheet except while the page waits for a busy kernel (see render.CSS).
+    kernel_wait = widgets.HTML(KERNEL_WAIT_NOTE, layout=widgets.Layout(flex="1 1 100%"))
+    kernel_wait.add_class("eb-kernel-wait")
     stop_button = widgets.Button(
         description="Stop",
         icon="stop",
@@ -132,7 +148,7 @@ def build_controls(header_html: str, *, height: str) -> Controls:
     transcript.add_class("eb-transcript")
     status = widgets.HTML(layout=widgets.Layout(flex="1 1 300px", width="auto"))
     status.add_class("eb-status-view")
-    header = widgets.HTML(header_html, layout=widgets.Layout(width="100%"))
+    header = widgets.HTML(header_html, layout=widgets.Layout(width=_FILL))
     return Controls(
         input=input_box,
         send_button=send_button,
@@ -144,12 +160,13 @@ def build_controls(header_html: str, *, height: str) -> Controls:
         transcript=transcript,
         status=status,
         header=header,
+        kernel_wait=kernel_wait,
     )
 
 
 def turn_view() -> widgets.HTML:
     """An empty view for one turn of the transcript."""
-    view = widgets.HTML(layout=widgets.Layout(width="100%"))
+    view = widgets.HTML(layout=widgets.Layout(width=_FILL))
     view.add_class("eb-turn-view")
     return view
 

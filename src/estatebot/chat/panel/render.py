@@ -28,15 +28,18 @@ from estatebot._theme import (
     tint,
 )
 from estatebot.chat.panel.markdown import render_markdown, render_plain
+from estatebot.chat.panel.status import seconds_left, waited_text
 from estatebot.chat.panel.turns import Turn
 from estatebot.chat.textview import NO_MATH, clock, latency_text, tokens_text
 
 __all__ = [
     "CSS",
+    "KERNEL_WAIT_NOTE",
     "badge",
     "clock",
     "error_html",
     "meta_html",
+    "past_title",
     "retry_text",
     "status_html",
     "title_html",
@@ -57,8 +60,8 @@ CSS = f"""
   display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 10px; }}
 .eb-chat .eb-subtitle {{ font-size: 11px; color: {MUTED}; font-family: {MONO}; }}
 .eb-chat .eb-transcript {{ padding: 4px 2px; overflow-anchor: none; }}
-.eb-chat .eb-turn-view, .eb-chat .eb-turn-view > .widget-html-content {{ width: 100%;
-  line-height: 1.45; }}
+.eb-chat .eb-turn-view {{ line-height: 1.45; }}
+.eb-chat .eb-turn-view > .widget-html-content {{ width: 100%; line-height: 1.45; }}
 .eb-chat .eb-turn {{ box-sizing: border-box; margin: 4px 0; padding: 6px 10px;
   border-radius: 10px; width: fit-content; max-width: 88%; font-size: 13px; line-height: 1.45;
   white-space: normal; color: {TEXT}; overflow-wrap: anywhere; font-family: {FONT}; }}
@@ -82,10 +85,12 @@ CSS = f"""
 .eb-chat .eb-badge {{ display: inline-block; margin-left: 6px; padding: 0 6px;
   border-radius: 8px; font-size: 10px; font-weight: 600; text-transform: uppercase;
   background: {LAYER2}; color: {SOFT}; border: 1px solid {BORDER_SOFT}; }}
-.eb-chat .eb-badge-no-answer {{ background: {WARN}; color: #ffffff; border-color: {WARN}; }}
+/* A filled badge's text is the page's own colour, never a fixed white: white on the dark
+   theme's light accents would not read. */
+.eb-chat .eb-badge-no-answer {{ background: {WARN}; color: {LAYER1}; border-color: {WARN}; }}
 .eb-chat .eb-badge-stopped {{ background: {MUTED}; color: {LAYER1}; border-color: {MUTED}; }}
 .eb-chat .eb-badge-error, .eb-chat .eb-badge-rate-limited {{ background: {ERROR};
-  color: #ffffff; border-color: {ERROR}; }}
+  color: {LAYER1}; border-color: {ERROR}; }}
 .eb-chat .eb-error-title {{ color: {ERROR}; font-weight: 600; }}
 .eb-chat .eb-error-text {{ color: {SOFT}; }}
 .eb-chat .eb-meta {{ font-size: 11px; color: {MUTED}; margin-top: 2px; }}
@@ -96,8 +101,33 @@ CSS = f"""
 .eb-chat .eb-status .eb-limit {{ color: {WARN}; font-weight: 600; }}
 .eb-chat .eb-status .eb-closed {{ color: {ERROR}; font-weight: 600; }}
 .eb-chat .eb-actions {{ margin: 0 0 4px 4px; }}
+.eb-chat .eb-failed.eb-past {{ background: none; border: 1px dashed {BORDER}; }}
+.eb-chat .eb-past .eb-error-title {{ color: {SOFT}; }}
+.eb-chat .eb-badge-past {{ background: transparent; color: {SOFT}; border-color: {BORDER}; }}
+.eb-chat .eb-error-details {{ font-size: 11px; color: {SOFT}; margin-top: 2px; }}
+.eb-chat .eb-error-details summary {{ cursor: pointer; }}
+.eb-chat .eb-error-details code {{ font-family: {MONO}; white-space: pre-wrap;
+  overflow-wrap: anywhere; }}
+.eb-chat .eb-kernel-waited {{ color: {SOFT}; font-style: italic; }}
+/* Send pressed while a cell keeps the kernel busy: the click waits in the kernel's queue, so
+   only the page can tell at once. The button keeps the focus and the box its text until the
+   kernel reads the click (it then empties the box), so this note shows meanwhile; the delay
+   keeps it from flashing when the kernel is idle. */
+.eb-chat .eb-kernel-wait {{ display: none; }}
+.eb-chat .eb-send-row:has(.eb-send:focus:not(:disabled):not(.eb-heard)):has(
+  .eb-input input:not(:placeholder-shown)) .eb-kernel-wait {{ display: block;
+  visibility: hidden; animation: eb-appear 0s linear 0.8s forwards; }}
+@keyframes eb-appear {{ to {{ visibility: visible; }} }}
+.eb-chat .eb-kernel-wait-text {{ font-size: 12px; color: {SOFT}; font-style: italic;
+  line-height: 1.4; padding: 2px 4px; }}
 </style>
 """
+
+#: The note shown under Send, by the page alone, while a busy kernel has not read the click yet.
+KERNEL_WAIT_NOTE = (
+    f'<div class="eb-kernel-wait-text {NO_MATH}">Waiting for the kernel: a cell is running. '
+    "The question is sent when it ends.</div>"
+)
 
 
 def badge(kind: str, label: str) -> str:
@@ -127,8 +157,9 @@ def meta_html(turn: Turn) -> str:
 
 
 def retry_text(retry_at: datetime, now: datetime | None = None) -> str:
-    """``Rate limited: retry in 12 s``, or that sending is possible again."""
-    wait = round((retry_at - (now or datetime.now())).total_seconds())
+    """``Rate limited: retry in 12 s`` (whole seconds, rounded up, as the Send button counts),
+    or that sending is possible again."""
+    wait = seconds_left(retry_at, now or datetime.now())
     if wait > 0:
         return f"Rate limited: retry in {wait} s"
     return "Rate limited: you can retry now"
@@ -147,6 +178,9 @@ def turn_html(turn: Turn, text: str | None = None) -> str:
             files = ", ".join(str(i) for i in turn.file_ids)
             meta = f"{turn.ask_type or 'Text'}" + (f" · files {files}" if files else "")
             extra = f'<div class="eb-meta">{html.escape(meta)}</div>'
+        if turn.kernel_wait_s is not None:
+            waited = html.escape(waited_text(turn.kernel_wait_s))
+            extra += f'<div class="eb-meta eb-kernel-waited">{waited}</div>'
     elif turn.role == "bot":
         who = "Bot"
         body = render_markdown(body_text) if body_text else ""
@@ -165,11 +199,14 @@ def turn_html(turn: Turn, text: str | None = None) -> str:
             extra = meta_html(turn)
         if turn.state == "failed":
             extra = error_html(turn)
-            badges.append(
-                badge("rate-limited", "rate limited")
-                if turn.retry_at is not None
-                else badge("error", "error")
-            )
+            if turn.past:
+                classes.append("eb-past")
+                label = "was rate limited" if turn.retry_at is not None else "earlier error"
+                badges.append(badge("past", label))
+            elif turn.retry_at is not None:
+                badges.append(badge("rate-limited", "rate limited"))
+            else:
+                badges.append(badge("error", "error"))
     elif turn.role == "session":
         who = ""
         body = render_plain(body_text)
@@ -179,7 +216,8 @@ def turn_html(turn: Turn, text: str | None = None) -> str:
         who = "Not sent"
         items = "".join(f"<li>{html.escape(line)}</li>" for line in body_text.splitlines())
         body = f'<ul class="eb-error-text">{items}</ul>'
-    if turn.role == "bot" and turn.no_answer is False and turn.state == "done":
+    answered = turn.no_answer is not None and not turn.no_answer  # a numpy False counts too
+    if turn.role == "bot" and answered and turn.state == "done":
         classes.append("eb-answered")
     if turn.role == "bot" and turn.finished and turn.extra_html:
         # Added by the panel's answer hooks (a fact-check badge, ...): their own, trusted HTML.
@@ -192,16 +230,33 @@ def turn_html(turn: Turn, text: str | None = None) -> str:
     )
 
 
-def error_html(turn: Turn, now: datetime | None = None) -> str:
-    """A failed turn in a person's words: the headline (a live countdown when rate limited),
-    then the service's own message, muted."""
+def past_title(turn: Turn) -> str:
+    """The headline of a failure that is over: ``Was rate limited at 12:03:15``, ``Failed at
+    12:03:15: The service failed (HTTP 500)``."""
+    at = f" at {clock(turn.failed_at)}" if turn.failed_at is not None else " earlier"
     if turn.retry_at is not None:
+        return f"Was rate limited{at}"
+    return f"Failed{at}: {turn.error_title or 'the request failed'}"
+
+
+def error_html(turn: Turn, now: datetime | None = None) -> str:
+    """A failed turn in a person's words: the headline (a live countdown while rate limited;
+    when it is past, when it failed), the service's own message, muted, and the technical
+    details folded under "Details"."""
+    if turn.past:
+        title = past_title(turn)
+    elif turn.retry_at is not None:
         title = retry_text(turn.retry_at, now)
     else:
         title = turn.error_title or "The request failed"
     parts = [f'<div class="eb-error-title">{html.escape(title)}</div>']
-    if turn.error and turn.error != title:
+    if turn.error and turn.error not in (title, turn.error_title, turn.error_details):
         parts.append(f'<div class="eb-error-text">{html.escape(turn.error)}</div>')
+    if turn.error_details:
+        parts.append(
+            '<details class="eb-error-details"><summary>Details</summary>'
+            f"<code>{html.escape(turn.error_details)}</code></details>"
+        )
     return "".join(parts)
 
 

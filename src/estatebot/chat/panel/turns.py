@@ -64,6 +64,17 @@ class Turn:
     error_title: str | None = None
     #: HTML added under a complete answer by the panel's answer hooks (see ``ChatPanel.on_answer``).
     extra_html: str = ""
+    #: A failure's technical details (the exception's kind and text, redacted): shown folded
+    #: under the headline, never as it; ``error`` holds them too when the service said nothing.
+    error_details: str | None = None
+    #: When the answer failed.
+    failed_at: datetime | None = None
+    #: The failure is over: a later answer arrived (or, for a rate limit, a new session began),
+    #: so its card is greyed, with no countdown and no Retry.
+    past: bool = False
+    #: A question sent from the browser while a cell kept the kernel busy: how long, in seconds,
+    #: its message waited before the kernel read it (None when it did not wait).
+    kernel_wait_s: float | None = None
 
     @property
     def stopped(self) -> bool:

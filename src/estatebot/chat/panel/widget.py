@@ -16,6 +16,12 @@ How the work is done:
 * **Coalescing.** A streamed answer is re-rendered at most once per `update_interval`
   seconds (`estatebot.chat.panel.coalesce`): the first fragment at once, later ones at the end
   of the interval, and the final text always.
+* **An honest status** (`estatebot.chat.panel.status`): Send is disabled while an answer is on
+  its way and while a rate limit holds (counting down on the button); once an answer arrives,
+  the failures before it are marked past (greyed, no countdown, no Retry).
+* **A busy kernel.** A click in the browser reaches the kernel only when the running cell lets it
+  (`estatebot.chat.panel.arrival`): the page itself says it is waiting, and a question that
+  waited says so on its card.
 
 This module holds the widget: its public API and the wiring of its parts. The panel is made of
 a `JobRunner` (the background work: the jobs, the send loops, the chat's state), the controls
@@ -41,6 +47,7 @@ from pydantic import ValidationError
 from estatebot.api import models
 from estatebot.api._redact import redact
 from estatebot.api.client import AsyncClient, Client
+from estatebot.chat.panel.arrival import message_wait_s
 from estatebot.chat.panel.connection import chatbot_name, client_closed, reopen
 from estatebot.chat.panel.grounding import PanelFactCheck
 from estatebot.chat.panel.jobs import AnswerHook as AnswerHook
@@ -48,6 +55,7 @@ from estatebot.chat.panel.jobs import Job, JobRunner
 from estatebot.chat.panel.layout import ASK_TYPES as ASK_TYPES
 from estatebot.chat.panel.layout import PANEL_CLASSES, build_controls, descendants, retry_button
 from estatebot.chat.panel.render import status_html, title_html, turn_html
+from estatebot.chat.panel.status import KERNEL_WAIT_NOTE_S, Event, SendState, outdated, send_state
 from estatebot.chat.panel.transcript import Transcript
 from estatebot.chat.panel.turns import HISTORY_COLUMNS, Turn, history_frame, parse_file_ids
 
@@ -69,9 +77,11 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
     The first question starts a chat session; **New session** starts another. Nothing is sent
     when the question breaks the ClientAsk rules (the problems are shown instead). A failed
     answer says what went wrong in a sentence and has a **Retry** button; a rate limit counts
-    down until sending is possible again. The panel never closes its client: when the client was
-    closed elsewhere (a clean-up cell, a `with` block), it says so and **Reconnect** makes a
-    new client with the same settings.
+    down until sending is possible again, on the card and on Send, which stays disabled
+    meanwhile (and while an answer is on its way). Once an answer arrives, earlier failures are
+    marked past: greyed, without countdown or Retry. The panel never closes its client: when
+    the client was closed elsewhere (a clean-up cell, a `with` block), it says so and
+    **Reconnect** makes a new client with the same settings.
 
     Args:
         client: a `Client` or `AsyncClient`.
@@ -139,7 +149,10 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         if self._fact_check is not None:
             self.on_answer(self._fact_check.badge)
 
-        self.send_button.on_click(lambda _button: self.submit())
+        self.send_button.on_click(lambda _button: self._submit_from_page())
+        # A click the kernel read while the question could not go out leaves its text in the box;
+        # the page's waiting note (render.CSS) must not take that for a click still queued.
+        self.input.observe(lambda _change: self.send_button.remove_class("eb-heard"), "value")
         self.reconnect_button.on_click(lambda _button: self.reconnect())
         self.stop_button.on_click(lambda _button: self.stop())
         self.new_session_button.on_click(lambda _button: self.new_session())
@@ -318,6 +331,8 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         answer.text = ""
         answer.error = answer.error_title = None
         answer.retry_at = None
+        answer.error_details = answer.failed_at = None
+        answer.past = False
         answer.latency_ms = None
         self._transcript.set_actions(answer, [])
         again.view.value = turn_html(answer)
@@ -344,13 +359,43 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
     def submit(self) -> concurrent.futures.Future[Turn] | None:
         """Send the input's question with the selected type and files (what Send and Enter do).
 
-        Returns a future of the answer's turn, or None when there was nothing to send. The
-        input is emptied once the question is accepted; on a problem it is kept for fixing.
+        Returns a future of the answer's turn, or None when there was nothing to send or Send
+        is disabled (an answer is on its way, a rate limit holds, the client was closed: the
+        status line says which). The input is emptied once the question is accepted; else it
+        is kept, for fixing or sending later.
 
         Returns:
             A future of the answer's turn (a `notice` turn, already done, when the question
-            breaks the rules), or None when the input was empty.
+            breaks the rules), or None when the input was empty or Send is disabled.
         """
+        return self._submit(None)
+
+    @property
+    def sending(self) -> SendState:
+        """What Send offers now: whether it can be pressed, its label (``Send (12 s)`` while a
+        rate limit holds) and why not. (Not ``send_state``: that name is the widget's own.)"""
+        with self._lock:
+            asking = self._runner.asking
+            retry_at = self._runner.retry_at
+        return send_state(
+            asking=asking, retry_at=retry_at, closed=self.client_closed, now=datetime.now()
+        )
+
+    def _submit_from_page(self) -> concurrent.futures.Future[Turn] | None:
+        # Send or Enter in the browser: the kernel may have read the click long after it was
+        # made (a cell was running); the question's card says so.
+        waited = message_wait_s()
+        future = self._submit(
+            waited if waited is not None and waited >= KERNEL_WAIT_NOTE_S else None
+        )
+        if str(self.input.value):
+            self.send_button.add_class("eb-heard")
+        return future
+
+    def _submit(self, kernel_wait_s: float | None) -> concurrent.futures.Future[Turn] | None:
+        if not self.sending.enabled:
+            self._refresh()  # the status line and Send tell why (a closed client is seen now)
+            return None
         content = str(self.input.value)
         ask_type = str(self.ask_type.value)
         files_text = str(self.file_ids.value)
@@ -360,7 +405,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         if bad:
             problems = [("fileIds", "must be whole numbers separated by commas", ", ".join(bad))]
             return _done_future(self._add_notice(problems))
-        future = self._start_ask(content, ask_type, file_ids)
+        future = self._start_ask(content, ask_type, file_ids, kernel_wait_s=kernel_wait_s)
         if future.done() and future.result().role == "notice":
             return future
         self.input.value = ""
@@ -478,13 +523,15 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
 
     def _on_input_msg(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
         if content.get("event") == "submit":
-            self.submit()
+            self._submit_from_page()
 
     def _start_ask(
         self,
         content: str,
         ask_type: str | models.ChatAskType | None,
         file_ids: Iterable[int] | None,
+        *,
+        kernel_wait_s: float | None = None,
     ) -> concurrent.futures.Future[Turn]:
         files = list(file_ids) if file_ids is not None else None
         kind = models.ChatAskType(ask_type) if ask_type else None
@@ -507,6 +554,7 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
                 text=content,
                 ask_type=kind.value if kind else None,
                 file_ids=tuple(files or ()),
+                kernel_wait_s=kernel_wait_s,
             )
         )
         turn, view = self._transcript.add(Turn(role="bot", state="waiting"))
@@ -525,7 +573,10 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
     # ------------------------------------------------------------------ what the runner reports
 
     def _settled(self, job: Job) -> None:
-        # A failed answer gets a Retry button under it; anything else has none.
+        # Sending worked again: the failures it outdates are past. A failed answer gets a Retry
+        # button under it; anything else has none.
+        if job.turn.state == "done":
+            self._outdate("answered" if job.kind == "ask" else "session")
         if job.kind != "ask":
             return
         if job.turn.state != "failed":
@@ -538,6 +589,19 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
         button.on_click(lambda _button: self.retry(turn))
         self._transcript.set_actions(turn, [button])
 
+    def _outdate(self, event: Event) -> None:
+        """Mark the failed answers that ``event`` outdates as past: greyed, no countdown, no
+        Retry (see `estatebot.chat.panel.status.outdated`)."""
+        with self._lock:
+            jobs = {job.turn.turn: job for job in self._failed.values()}
+            over = outdated([job.turn for job in jobs.values()], event)
+            for turn in over:
+                turn.past = True
+                self._failed.pop(turn.turn, None)
+        for turn in over:
+            jobs[turn.turn].view.value = turn_html(turn)
+            self._transcript.set_actions(turn, [])
+
     def _refresh(self) -> None:
         # Redraw the controls and the status line from the runner's state.
         runner = self._runner
@@ -549,6 +613,10 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
             retry_at = runner.retry_at
         closed = self.client_closed
         self.stop_button.disabled = not busy
+        sending = send_state(asking=busy, retry_at=retry_at, closed=closed, now=datetime.now())
+        self.send_button.disabled = not sending.enabled
+        self.send_button.description = sending.label
+        self.send_button.tooltip = sending.tooltip
         self.reconnect_button.layout.display = None if closed else "none"
         self.status.value = status_html(
             session_id=session_id,
@@ -590,7 +658,11 @@ class ChatPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no type
             self._countdown = None
             if runner.retry_at is not None and runner.retry_at <= datetime.now():
                 runner.retry_at = None
-            limited = [job for job in self._failed.values() if job.turn.retry_at is not None]
+            limited = [
+                job
+                for job in self._failed.values()
+                if job.turn.retry_at is not None and not job.turn.past
+            ]
         for job in limited:
             job.view.value = turn_html(job.turn)
         self._refresh()

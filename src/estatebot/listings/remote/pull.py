@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from estatebot._progress import progress_bar, set_total
+from estatebot._progress import progress_bar, set_total, settle_total
 from estatebot.api.client import AsyncClient, Client
 from estatebot.api.models import ListingPage
 from estatebot.api.paging import Pager, PageResult, refusal
@@ -265,14 +265,17 @@ def pull_result(
     ):
         batch = pager.start(first) or pager.final_check()
         _track(bar, pager, 1)
+        pages = 1
         while batch:
             # The bar moves page by page, not once per batch (a batch may be every page).
             results: list[PageResult] = []
             for result in pool.map(lambda number: fetch(number, pager.size), batch):
                 results.append(result)
                 _track(bar, pager, 1)
+            pages += len(results)
             batch = pager.advance(batch, results) or pager.final_check()
             _track(bar, pager, 0)
+        settle_total(bar, pages)  # a pull no count sized (filters, say) ends 2/2, not 2/?
     return _finish(pager, expand_extensions, Known.of(client, serial, sent_values))
 
 
@@ -358,10 +361,13 @@ async def apull_listings(
     with progress_bar(None, "Pulling listings", progress=progress, unit="page") as bar:
         batch = pager.start(first) or pager.final_check()
         _track(bar, pager, 1)
+        pages = 1
         while batch:
             results = await asyncio.gather(*(fetch(number, pager.size) for number in batch))
+            pages += len(results)
             batch = pager.advance(batch, results) or pager.final_check()
             _track(bar, pager, 0)
+        settle_total(bar, pages)
     return _finish(pager, expand_extensions, Known.of(client, serial, sent_values)).frame
 
 

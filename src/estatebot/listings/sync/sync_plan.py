@@ -67,9 +67,9 @@ class SyncPlan(PlanArtifact):
         Args:
             action: `"create"`, `"update"`, `"delete"`, `"invalid"`, `"held back"` or
                 `"skipped create"`, or a list of them (None: every action).
-            field: A listing field or part of a name (`"Price"` picks SalePrice, RentPrice and
-                the other prices), or a list of them, which shows the updates of those fields
-                only (None: every field).
+            field: A listing field's name in any case, or `"Price"` (the listing's price:
+                SalePrice and RentPrice, not UnitAreaPrice or the other amounts), or a list of
+                them, which shows the updates of those fields only (None: every field).
 
         Returns:
             A `PlanView`, shown as HTML in a notebook.

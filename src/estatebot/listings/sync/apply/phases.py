@@ -83,6 +83,7 @@ from estatebot.listings.sync.report.apply_report import (
     OpOutcome,
     outcomes_frame,
 )
+from estatebot.listings.sync.report.report_html import listing_names
 from estatebot.listings.sync.values.compare import key_values
 
 if TYPE_CHECKING:
@@ -431,6 +432,7 @@ def _report(run: _Run, runner: Runner) -> ApplyReport:
         journal_path=run.book.path if run.book is not None else None,
         notes=run.notes,
         retry_call=_retry_call(run.serial, run.book, run.backup_path),
+        names=listing_names(run.plan.operations()),
     )
     logger.info("apply: %s", report.summary())
     return report

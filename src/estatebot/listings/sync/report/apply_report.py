@@ -30,7 +30,7 @@ from estatebot.listings.sync.report.outcomes import (
     SKIPPED,
     UNCHANGED,
 )
-from estatebot.listings.sync.report.report_html import render_report
+from estatebot.listings.sync.report.report_html import ListingName, render_report
 
 __all__ = [
     "CHANGED",
@@ -126,7 +126,8 @@ class ApplyReport:
     `retry_call` is the call that sends again what failed (the same plan with the same journal,
     for an apply; None when the apply kept no journal: then only a new plan goes on). `ok`
     says whether every operation went through, `failures` lists those that did not (the names
-    every result uses).
+    every result uses). `names` holds, by key, how a person knows each listing (its MLS
+    number and address), shown beside the keys in a notebook.
     """
 
     frame: pd.DataFrame
@@ -135,6 +136,7 @@ class ApplyReport:
     notes: list[str] = field(default_factory=list)
     title: str = "Apply"
     retry_call: str | None = None
+    names: dict[str, ListingName] = field(default_factory=dict)
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -259,4 +261,5 @@ class ApplyReport:
             where=self._where(),
             notes=self.notes,
             retry_call=self.retry_call,
+            names=self.names,
         )

@@ -2,22 +2,26 @@
 
 Failures come first, with the service's ``Code`` and ``Message``; then the exact call that sends
 them again (the same plan with the same journal); then what was done. Unchanged listings are a
-count, not 175 rows of nothing. Colours come from the notebook's theme (:mod:`.theme`); keys and
+count, not 175 rows of nothing. Given the listings' names (:func:`listing_names` of the plan's
+operations), each row also shows the listing's MLS number and address: a cleanup goes by NewOaks
+ID, which tells a person nothing. Colours come from the notebook's theme (:mod:`.theme`); keys and
 messages come from sheets and the service, so every value is escaped.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from estatebot._theme import styled
+from estatebot.listings.sync.plan.operations import PlannedOp
 from estatebot.listings.sync.report.outcomes import CHANGED, FAILED, NOT_DONE, SKIPPED, UNCHANGED
 
-__all__ = ["REPORT_ROWS", "render_report"]
+__all__ = ["REPORT_ROWS", "ListingName", "listing_names", "render_report"]
 
 #: Rows shown per section; the rest are counted (the whole report is in ``.frame``).
 REPORT_ROWS = 50
@@ -25,6 +29,28 @@ REPORT_ROWS = 50
 # The chip class of each summary word: done is success, not done is error, the rest plain.
 _GOOD = {"created", "updated", "deleted", "redone"}
 _NUMBERS = ("row", "id", "code", "attempts", "elapsed_ms")
+# The columns a person decides by: what happened, and the service's word on a failure.
+_DECIDE = ("outcome", "code", "message")
+
+
+@dataclass(frozen=True)
+class ListingName:
+    """How a person knows a listing: its MLS number and its address (street, city)."""
+
+    mls: str | None
+    address: str
+
+
+def listing_names(ops: Iterable[PlannedOp]) -> dict[str, ListingName]:
+    """The names of the listings ``ops`` touch, by key: from the listing's values before (an
+    update or a delete), else from what a create sends."""
+    names: dict[str, ListingName] = {}
+    for op in ops:
+        values = op.before or op.body or {}
+        parts = [str(values[f]) for f in ("Address", "City") if values.get(f) not in (None, "")]
+        mls = values.get("MLSNumber")
+        names[op.key] = ListingName(None if mls in (None, "") else str(mls), ", ".join(parts))
+    return names
 
 
 def _cell(value: Any) -> str:
@@ -49,19 +75,75 @@ def _chip(word: str, count: int) -> str:
     return f"<span class='eb-chip {kind}' data-count='{count}'><b>{count:,}</b> {label}</span>"
 
 
+def _cell_class(column: str) -> str:
+    if column in _NUMBERS:
+        return "eb-num" + (" eb-decide" if column in _DECIDE else "")
+    if column in ("key", "mls"):
+        return "eb-key" + (" eb-mls" if column == "mls" else "")
+    if column == "message":
+        return "eb-why eb-decide"
+    if column == "address":
+        return "eb-address"
+    return "eb-decide" if column in _DECIDE else ""
+
+
+def _named(
+    columns: Sequence[str], headers: Sequence[str], names: Mapping[str, ListingName] | None
+) -> tuple[list[str], list[str]]:
+    """``columns`` and ``headers`` with the listing's MLS number (when some key is not it) and
+    address after the key."""
+    if not names:
+        return list(columns), list(headers)
+    extra = [("address", "address")]
+    if any(name.mls is not None and name.mls != key for key, name in names.items()):
+        extra.insert(0, ("mls", "MLS#"))
+    at = list(columns).index("key") + 1
+    new_columns = [*columns[:at], *(c for c, _ in extra), *columns[at:]]
+    new_headers = [*headers[:at], *(h for _, h in extra), *headers[at:]]
+    return new_columns, new_headers
+
+
+def _needed(
+    shown: pd.DataFrame, columns: Sequence[str], headers: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """``columns`` without the ones that say nothing, which a 900 px notebook has no room for:
+    ``row`` when no operation came from a sheet row (a cleanup), ``key`` when every key is the
+    listing's ID (a plan keyed by NewOaks ID)."""
+    drop: set[str] = set()
+    if "row" in shown and shown["row"].isna().all():
+        drop.add("row")
+    if "key" in shown and "id" in shown and len(shown):
+        ids = shown["id"].astype("object").map(lambda v: None if v is pd.NA else str(v))
+        if (shown["key"].astype("object") == ids).all():
+            drop.add("key")
+    kept = [(c, h) for c, h in zip(columns, headers, strict=True) if c not in drop]
+    return [c for c, _ in kept], [h for _, h in kept]
+
+
 def _table(
-    frame: pd.DataFrame, columns: Sequence[str], headers: Sequence[str], *, failed: bool
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    headers: Sequence[str],
+    *,
+    failed: bool,
+    names: Mapping[str, ListingName] | None = None,
 ) -> str:
+    columns, headers = _named(columns, headers, names)
+    columns, headers = _needed(frame.head(REPORT_ROWS), columns, headers)
     head = "".join(
         f"<th{' class=eb-num' if c in _NUMBERS else ''}>{html.escape(h)}</th>"
         for c, h in zip(columns, headers, strict=True)
     )
     rows: list[str] = []
     for record in frame.head(REPORT_ROWS).to_dict("records"):
+        name = (names or {}).get(str(record["key"]))
+        record = {
+            **record,
+            "mls": name.mls if name else None,
+            "address": name.address if name else None,
+        }
         cells = "".join(
-            f"<td class='{'eb-num' if c in _NUMBERS else 'eb-key' if c == 'key' else ''}'>"
-            f"{html.escape(_cell(record[c]))}</td>"
-            for c in columns
+            f"<td class='{_cell_class(c)}'>{html.escape(_cell(record[c]))}</td>" for c in columns
         )
         rows.append(f"<tr class='{'eb-failed' if failed else ''}'>{cells}</tr>")
     more = ""
@@ -115,8 +197,10 @@ def render_report(
     where: Sequence[str],
     notes: Sequence[str],
     retry_call: str | None,
+    names: Mapping[str, ListingName] | None = None,
 ) -> str:
-    """The report as themed HTML: summary, failures and the retry, then what was done."""
+    """The report as themed HTML: summary, failures and the retry, then what was done; with
+    ``names`` (by key, :func:`listing_names`), each listing's MLS number and address too."""
     outcome = frame["outcome"].astype("object")
     not_done = outcome.isin(list(NOT_DONE)).to_numpy(dtype=bool)
     unchanged = (outcome == UNCHANGED).to_numpy(dtype=bool)
@@ -134,7 +218,7 @@ def render_report(
         parts.append(
             f"<details open class='eb-section' data-section='failed'><summary>{word} "
             f"<span class='eb-muted'>({len(failed):,})</span></summary>"
-            f"{_table(failed, columns, headers, failed=True)}</details>"
+            f"{_table(failed, columns, headers, failed=True, names=names)}</details>"
         )
         changed = int((failed["outcome"] == CHANGED).sum())
         parts.append(_retry(title, len(failed), len(others), retry_call, changed))
@@ -144,7 +228,7 @@ def render_report(
         parts.append(
             f"<details{'' if len(failed) else ' open'} class='eb-section' data-section='done'>"
             f"<summary>Done <span class='eb-muted'>({len(others):,})</span></summary>"
-            f"{_table(others, columns, headers, failed=False)}</details>"
+            f"{_table(others, columns, headers, failed=False, names=names)}</details>"
         )
     if unchanged.any():
         parts.append(

@@ -4,6 +4,8 @@ What :meth:`SyncPlan._repr_html_ <estatebot.listings.sync.plan.artifact.PlanArti
 and :meth:`~estatebot.listings.sync.plan.artifact.PlanArtifact.view` show:
 
 * a title (a cleanup names its rule in words) and a bar of counts by action;
+* each listing created or deleted by its key, its MLS number (when the plan goes by another key:
+  a cleanup goes by NewOaks ID) and its address;
 * refusals and notes, whole (they are our sentences: a cut one loses what apply will do);
 * each action in its own section, its table in a box as wide as the output area that scrolls
   inside itself with its header kept in view;
@@ -13,6 +15,10 @@ and :meth:`~estatebot.listings.sync.plan.artifact.PlanArtifact.view` show:
 * a change of days on market folded away in a closed section with its count: it moves on every
   listing every day, and mixed in with real updates it hides them;
 * rows that cannot be synced and values held back, with row, column and message.
+
+Laid out for a 900 px notebook (the rules are in :mod:`estatebot._theme`): the value before
+yields its width to the value after and the change, which never leave the box; text wraps at
+words; numbers never wrap.
 
 Listing text is untrusted (it comes from sheets and the service): every value is escaped. Colours
 come from the notebook's theme (:mod:`.theme`).
@@ -34,7 +40,7 @@ from estatebot.listings.sync.plan.operations import Change, PlannedOp
 from estatebot.listings.sync.views.shown_plan import ShownPlan
 from estatebot.listings.sync.views.value_diffs import Piece, key_diff, list_diff, word_diff
 
-__all__ = ["ACTIONS", "DRIFT_FIELD", "HTML_ROWS", "PlanView", "render_html"]
+__all__ = ["ACTIONS", "DRIFT_FIELD", "HTML_ROWS", "PRICE_FIELDS", "PlanView", "render_html"]
 
 #: Listings shown per section; the rest are counted (the whole plan is in ``to_frame()``).
 HTML_ROWS = 50
@@ -49,7 +55,6 @@ HELD_HINT = "accept_flagged=True plans what the reader warned about)"
 _LONG_TEXT = 40
 # An unchanged stretch of a long text keeps this many words on each side of what changed.
 _CONTEXT_WORDS = 6
-_BRIEF: tuple[str, ...] = ("PropertyType", "Address", "City", "Status")
 
 
 # --------------------------------------------------------------------------- values
@@ -96,12 +101,14 @@ def _money(value: Any, currency: Any) -> str:
 
 @dataclass(frozen=True)
 class _Cells:
-    """The before and after cells of one change, and whether they hold a number."""
+    """The before and after cells of one change, and whether they hold a number, a long text
+    or tokens wider than a column may be (links, keys: ``links``)."""
 
     before: str
     after: str
     numeric: bool = False
     text: bool = False
+    links: bool = False
 
 
 def _pieces_html(pieces: Sequence[Piece], side: str) -> str:
@@ -157,19 +164,25 @@ def _extension_cells(before: Any, after: Any) -> _Cells:
             news.append(f"<li>{key}: <ins>{_e(change.after)}</ins></li>")
     old = f"<ul class='eb-list'>{''.join(olds)}</ul>" if olds else _empty()
     new = f"<ul class='eb-list'>{''.join(news)}</ul>" if news else _empty()
-    return _Cells(old, new)
+    return _Cells(old, new, links=True)
+
+
+def _url(item: Any) -> str:
+    """The attributes of a list item holding ``item`` (an image or tour link): marked as a link,
+    which may break anywhere at the edge of its column (it has no words), whole on hover."""
+    return f"class='eb-url' title='{_e(item)}'"
 
 
 def _list_cells(before: Any, after: Any) -> _Cells:
     diff = list_diff(before, after)
     kept = f"<li class='eb-muted'>{diff.kept} unchanged</li>" if diff.kept else ""
-    olds = "".join(f"<li><del>{_e(item)}</del></li>" for item in diff.removed)
-    news = "".join(f"<li><ins>+ {_e(item)}</ins></li>" for item in diff.added)
+    olds = "".join(f"<li {_url(item)}><del>{_e(item)}</del></li>" for item in diff.removed)
+    news = "".join(f"<li {_url(item)}><ins>+ {_e(item)}</ins></li>" for item in diff.added)
     if not diff.added and not diff.removed:  # the same items in another order
         news = "<li>the same, in a new order</li>"
     old = f"<ul class='eb-list'>{olds}{kept}</ul>" if olds or kept else _empty()
     new = f"<ul class='eb-list'>{news}{kept}</ul>"
-    return _Cells(old, new)
+    return _Cells(old, new, links=True)
 
 
 def change_cells(change: Change, currency: Any = "$") -> _Cells:
@@ -240,28 +253,65 @@ def _price_cell(op: PlannedOp, values: dict[str, Any] | None) -> str:
     return "<td class='eb-num'></td>"
 
 
+def _address(values: dict[str, Any]) -> str:
+    """Street and city, as one reads an address: ``4445 W Wellington Ave, Chicago``."""
+    parts = [_display(values.get(name)) for name in ("Address", "City")]
+    return html.escape(", ".join(p for p in parts if p))
+
+
+def _names(key_type: str) -> list[str]:
+    """The columns that name a listing besides its key: its MLS number when the plan is keyed
+    by something else (a cleanup goes by NewOaks ID), and its address."""
+    return (["MLS#"] if key_type != "MLSNumber" else []) + ["address"]
+
+
+def _name_cells(key_type: str, values: dict[str, Any] | None) -> str:
+    values = values or {}
+    mls = f"<td class='eb-key eb-mls'>{_e(values.get('MLSNumber'))}</td>"
+    address = f"<td class='eb-address'>{_address(values)}</td>"
+    return (mls if key_type != "MLSNumber" else "") + address
+
+
+_BRIEF_HEADER = ["PropertyType", "Status", "price"]
+
+
 def _brief_cells(op: PlannedOp, values: dict[str, Any] | None) -> str:
     values = values or {}
-    cells = "".join(f"<td>{_e(values.get(f))}</td>" for f in _BRIEF)
+    cells = "".join(f"<td>{_e(values.get(f))}</td>" for f in ("PropertyType", "Status"))
     return cells + _price_cell(op, values)
 
 
-def _creates(ops: Sequence[PlannedOp]) -> str:
+def _creates(ops: Sequence[PlannedOp], key_type: str) -> str:
     rows = [
         f"<tr><td class='eb-key'>{_e(op.key)}</td><td class='eb-num'>{_e(op.row)}</td>"
-        f"{_brief_cells(op, op.body)}</tr>"
+        f"{_name_cells(key_type, op.body)}{_brief_cells(op, op.body)}</tr>"
         for op in ops[:HTML_ROWS]
     ]
-    return _table(["key", "row", *_BRIEF, "price"], rows, numeric=("row", "price"))
+    header = ["key", "row", *_names(key_type), *_BRIEF_HEADER]
+    return _table(header, rows, numeric=("row", "price"))
 
 
-def _deletes(ops: Sequence[PlannedOp]) -> str:
-    rows = [
-        f"<tr><td class='eb-key'>{_e(op.key)}</td><td class='eb-num'>{_e(op.id)}</td>"
-        f"<td>{_e(op.reason)}</td>{_brief_cells(op, op.before)}</tr>"
-        for op in ops[:HTML_ROWS]
-    ]
-    return _table(["key", "ID", "why", *_BRIEF, "price"], rows, numeric=("ID", "price"))
+def _deletes(ops: Sequence[PlannedOp], key_type: str) -> str:
+    # Keyed by NewOaks ID (a cleanup), the key is the ID: shown once.
+    by_id = key_type == "NewOaks"
+    rows: list[str] = []
+    for op in ops[:HTML_ROWS]:
+        key = "" if by_id else f"<td class='eb-key'>{_e(op.key)}</td>"
+        rows.append(
+            f"<tr>{key}<td class='eb-num'>{_e(op.id)}</td>{_name_cells(key_type, op.before)}"
+            f"<td class='eb-why eb-decide'>{_e(op.reason)}</td>{_brief_cells(op, op.before)}</tr>"
+        )
+    header = [*([] if by_id else ["key"]), "ID", *_names(key_type), "why", *_BRIEF_HEADER]
+    return _table(header, rows, numeric=("ID", "price"))
+
+
+def _kind(cells: _Cells) -> str:
+    """The class of a change's cells, which the style sheet lays out by (numbers never wrap)."""
+    if cells.numeric:
+        return " eb-num"
+    if cells.text:
+        return " eb-text"
+    return " eb-links" if cells.links else ""
 
 
 def _change_rows(ops: Sequence[tuple[PlannedOp, Sequence[Change]]]) -> list[str]:
@@ -277,11 +327,14 @@ def _change_rows(ops: Sequence[tuple[PlannedOp, Sequence[Change]]]) -> list[str]
         currency = _currency(op)
         for n, change in enumerate(changes):
             cells = change_cells(change, currency)
-            kind = " eb-num" if cells.numeric else " eb-text" if cells.text else ""
+            kind = _kind(cells)
+            # The value before yields its width to the value after (see _theme); links after
+            # take their column's width too, broken at its edge.
+            after = f"<div class='eb-yield'>{cells.after}</div>" if cells.links else cells.after
             rows.append(
                 f"<tr>{lead if n == 0 else ''}<td class='eb-field'>{_e(change.field)}</td>"
-                f"<td class='eb-before{kind}'>{cells.before}</td>"
-                f"<td class='eb-after{kind}'>{cells.after}</td></tr>"
+                f"<td class='eb-before{kind}'><div class='eb-yield'>{cells.before}</div></td>"
+                f"<td class='eb-after{kind}'>{after}</td></tr>"
             )
     return rows
 
@@ -337,7 +390,7 @@ def _invalid(plan: ShownPlan) -> str:
         reasons = "<br>".join(_e(reason) for reason in bad.reasons)
         rows.append(
             f"<tr><td class='eb-num'>{_e(bad.row)}</td><td class='eb-key'>{key}</td>"
-            f"<td class='eb-num'>{_e(bad.id)}</td><td>{reasons}</td></tr>"
+            f"<td class='eb-num'>{_e(bad.id)}</td><td class='eb-why eb-decide'>{reasons}</td></tr>"
         )
     return _table(["row", column, "ID", "why"], rows, numeric=("row", "ID"))
 
@@ -346,8 +399,9 @@ def _held_back(plan: ShownPlan, fields: Sequence[str] | None) -> tuple[str, int]
     held = [h for h in plan.held_back if fields is None or h.field in fields]
     rows = [
         f"<tr><td class='eb-num'>{_e(h.row)}</td><td class='eb-key'>{_e(h.key)}</td>"
-        f"<td class='eb-field'>{_e(h.column or h.field)}</td><td>{_e(h.value)}</td>"
-        f"<td>{_e(h.message)}</td></tr>"
+        f"<td class='eb-field'>{_e(h.column or h.field)}</td>"
+        f"<td class='eb-decide'>{_e(h.value)}</td>"
+        f"<td class='eb-why eb-decide'>{_e(h.message)}</td></tr>"
         for h in held[:HTML_ROWS]
     ]
     return _table(["row", "key", "column", "value", "why"], rows, numeric=("row",)), len(held)
@@ -402,18 +456,31 @@ def _title(plan: ShownPlan) -> str:
     )
 
 
-def _fields(plan: ShownPlan, field: str | Sequence[str] | None) -> list[str] | None:
-    """The field names ``field`` picks: exact names, else the names containing it (any case)."""
+#: What ``field="Price"`` names: the listing's price, for sale or for rent (the plan's "price"
+#: column), not the other amounts whose names end in Price (UnitAreaPrice, ZestimatePrice).
+PRICE_FIELDS: tuple[str, ...] = ("SalePrice", "RentPrice")
+
+
+def _fields(field: str | Sequence[str] | None) -> list[str] | None:
+    """The field names ``field`` picks: each a listing field's name in any case, or ``"Price"``
+    (:data:`PRICE_FIELDS`). A part of a name picks nothing: ``"Price"`` once matched every name
+    holding it, UnitAreaPrice included."""
     if field is None:
         return None
     asked = [field] if isinstance(field, str) else list(field)
-    names = list(schema.COLUMNS)
+    names = {name.lower(): name for name in schema.COLUMNS}
     picked: list[str] = []
     for item in asked:
-        exact = [n for n in names if n == item]
-        found = exact or [n for n in names if item.lower() in n.lower()]
+        wanted = str(item).strip().lower()
+        if wanted == "price":
+            found = list(PRICE_FIELDS)
+        else:
+            found = [names[wanted]] if wanted in names else []
         if not found:
-            raise ValueError(f"field {item!r} is no listing field; fields: {', '.join(names)}")
+            raise ValueError(
+                f"field {item!r} is no listing field; fields: {', '.join(schema.COLUMNS)} "
+                "(or Price: SalePrice and RentPrice)"
+            )
         picked += [n for n in found if n not in picked]
     return picked
 
@@ -437,11 +504,11 @@ def render_html(
 ) -> str:
     """The notebook view of ``plan``, or the part of it ``action`` and ``field`` pick.
 
-    ``action`` is one of :data:`ACTIONS` (or several); ``field`` a listing field (or several),
-    or part of one: ``"Price"`` picks ``SalePrice``, ``RentPrice`` and the other prices. With a
-    field, only the updates of that field (and values held back from it) are shown.
+    ``action`` is one of :data:`ACTIONS` (or several); ``field`` a listing field's name in any
+    case (or several), or ``"Price"``: the listing's price, ``SalePrice`` and ``RentPrice``. With
+    a field, only the updates of that field (and values held back from it) are shown.
     """
-    fields = _fields(plan, field)
+    fields = _fields(field)
     actions = _actions(action)
     if fields is not None:
         actions &= {"update", "held back"}
@@ -457,11 +524,19 @@ def render_html(
         items = "".join(f"<li>{html.escape(t)}</li>" for t in plan.notes)
         parts.append(f"<ul class='eb-notes'>{items}</ul>")
     if "create" in actions and plan.creates:
-        parts.append(_section("Create", len(plan.creates), _creates(plan.creates), name="create"))
+        parts.append(
+            _section(
+                "Create", len(plan.creates), _creates(plan.creates, plan.key_type), name="create"
+            )
+        )
     if "update" in actions and plan.updates:
         parts.append(_updates(plan.updates, fields)[0])
     if "delete" in actions and plan.deletes:
-        parts.append(_section("Delete", len(plan.deletes), _deletes(plan.deletes), name="delete"))
+        parts.append(
+            _section(
+                "Delete", len(plan.deletes), _deletes(plan.deletes, plan.key_type), name="delete"
+            )
+        )
     if "invalid" in actions and plan.invalid:
         title = "Invalid (cannot be synced: correct the sheet and plan again)"
         parts.append(_section(title, len(plan.invalid), _invalid(plan), name="invalid"))

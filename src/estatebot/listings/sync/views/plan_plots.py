@@ -7,11 +7,17 @@ matplotlib is optional (the ``plot`` extra) and imported only when a figure is a
 colours are the Okabe-Ito palette, told apart with colour blindness, of a middle lightness that
 reads on a light and a dark page alike. Each figure is closed in pyplot before it is returned, so
 a notebook shows it once, as the cell's value, and a loop of plots holds no figures open.
+
+Every figure of estatebot (these and ``results.plot()``) is drawn as :func:`themed` says: no
+background, so the page shows through in the light and the dark theme, and text, ticks and
+frames in :data:`INK`, no smaller than 10 pt, on a figure 7 inches wide: 700 pixels at the
+usual 100 dpi, which a 900-pixel JupyterLab window (an output area of 720 pixels) shows at its
+own size, so its text is not scaled down.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,7 +31,39 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["COLORS", "plot_plan"]
+__all__ = ["COLORS", "FIGURE_WIDTH", "INK", "plot_plan", "themed"]
+
+#: The colour of a figure's text, ticks and frames. A notebook shows a figure as a PNG image,
+#: which cannot take the theme's colours (CSS variables), so one colour must read on JupyterLab's
+#: light page (#ffffff) and its dark one (#111111): this grey is the one furthest from both,
+#: 4.3:1 against each (no colour reaches 4.5:1 against both).
+INK = "#797979"
+#: The width of every figure, in inches (700 px at 100 dpi: a 900 px window shows it whole).
+FIGURE_WIDTH = 7.0
+_TEXT_PT = 10.5
+#: What every figure is drawn with (matplotlib settings, inside ``rc_context``).
+_STYLE: dict[str, Any] = {
+    "figure.facecolor": "none",
+    "axes.facecolor": "none",
+    "savefig.facecolor": "none",
+    "text.color": INK,
+    "axes.labelcolor": INK,
+    "axes.titlecolor": INK,
+    "axes.edgecolor": INK,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "legend.labelcolor": INK,
+    "legend.frameon": False,
+    "font.size": _TEXT_PT,
+    "axes.titlesize": 12.0,
+    "axes.titleweight": "bold",
+    "axes.labelsize": _TEXT_PT,
+    "xtick.labelsize": _TEXT_PT,
+    "ytick.labelsize": _TEXT_PT,
+    "legend.fontsize": _TEXT_PT,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
 
 #: The colour of each action in the figures.
 COLORS: dict[str, str] = {
@@ -54,27 +92,60 @@ def _pyplot() -> Any:
     return plt
 
 
+def themed(plt: Any, draw: Callable[[], Figure]) -> Figure:
+    """The figure ``draw`` makes with pyplot, in estatebot's figure style (see the module),
+    closed in pyplot so that a notebook shows it once, as the cell's value."""
+    with plt.rc_context(_STYLE):
+        figure = draw()
+    figure.patch.set_alpha(0.0)
+    for ax in figure.axes:
+        ax.patch.set_alpha(0.0)
+        # Ticks made later, when the figure is drawn, no longer see the rc_context: keep these.
+        ax.tick_params(colors=INK, labelcolor=INK, labelsize=_TEXT_PT)
+    plt.close(figure)
+    return figure
+
+
 def plot_plan(plan: ShownPlan, *, remote: pd.DataFrame | None = None) -> Figure:
     """The figure of ``plan``: a cleanup's days on market, else a sync's actions and prices."""
     plt = _pyplot()
     if plan.options.get("cleanup"):
-        figure = _cleanup_figure(plt, plan, remote)
-    else:
-        figure = _sync_figure(plt, plan)
-    plt.close(figure)
-    return figure
+        return themed(plt, lambda: _cleanup_figure(plt, plan, remote))
+    return themed(plt, lambda: _sync_figure(plt, plan))
 
 
 # --------------------------------------------------------------------------- a sync
 
 
 def _sync_figure(plt: Any, plan: ShownPlan) -> Figure:
-    figure, (left, right) = plt.subplots(
-        1, 2, figsize=(12, 4.2), layout="constrained", width_ratios=(1, 1.4)
-    )
-    _counts_panel(left, plan)
-    _prices_panel(right, plan)
+    # One above the other, each the figure's width: side by side, at 7 inches, the money beside
+    # the price bars ran into the listings' keys.
+    counts, prices = _panel_heights(plan)
+    figure, (top, bottom) = plt.subplots(
+        2, 1, figsize=(FIGURE_WIDTH, counts + prices), layout="constrained",
+        height_ratios=(counts, prices),
+    )  # fmt: skip
+    _counts_panel(top, plan)
+    _prices_panel(bottom, plan)
     return figure  # type: ignore[no-any-return]
+
+
+def _whole_numbers() -> Any:
+    """Ticks at whole numbers only (there is no half a listing), few enough to read."""
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(nbins=6, integer=True)
+
+
+def _panel_heights(plan: ShownPlan) -> tuple[float, float]:
+    """The heights of the counts and the prices panels, in inches: a bar each, with room for
+    the title and the axis."""
+    counts = plan.counts()
+    shown = 5 + sum(1 for n in ("held_back", "kept", "skipped_create") if counts.get(n))
+    changes = len(price_changes(plan))
+    if not changes:
+        return 0.28 * shown + 1.0, 1.0
+    return 0.28 * shown + 1.0, 0.28 * changes + 1.1 if changes <= _BARS else 3.0
 
 
 def _counts_panel(ax: Axes, plan: ShownPlan) -> None:
@@ -87,9 +158,9 @@ def _counts_panel(ax: Axes, plan: ShownPlan) -> None:
     ax.bar_label(bars, labels=[f"{v:,}" for v in values], padding=3)
     ax.invert_yaxis()
     ax.set_xlabel("listings")
+    ax.xaxis.set_major_locator(_whole_numbers())
     ax.set_title("The plan by action")
-    ax.margins(x=0.15)
-    ax.spines[["top", "right"]].set_visible(False)
+    ax.margins(x=0.2)
 
 
 def price_changes(plan: ShownPlan) -> list[tuple[str, str, float, float, Any]]:
@@ -107,7 +178,6 @@ def price_changes(plan: ShownPlan) -> list[tuple[str, str, float, float, Any]]:
 def _prices_panel(ax: Axes, plan: ShownPlan) -> None:
     changes = price_changes(plan)
     ax.set_title("Price changes")
-    ax.spines[["top", "right"]].set_visible(False)
     if not changes:
         ax.text(0.5, 0.5, "no price changes", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
@@ -117,7 +187,8 @@ def _prices_panel(ax: Axes, plan: ShownPlan) -> None:
         ax.hist(percents, bins="auto", color=_UP)
         ax.set_xlabel("price change (%)")
         ax.set_ylabel("listings")
-        ax.axvline(0, color="#8C8C8C", linewidth=1)
+        ax.yaxis.set_major_locator(_whole_numbers())
+        ax.axvline(0, color=INK, linewidth=1)
         return
     order = np.argsort(percents)
     labels = [
@@ -130,11 +201,10 @@ def _prices_panel(ax: Axes, plan: ShownPlan) -> None:
         _, _, before, after, currency = changes[i]
         delta = format_money(after - before, currency)
         texts.append(("+" + delta) if after > before else delta)
-    ax.bar_label(bars, labels=texts, padding=3, fontsize=8)
-    ax.axvline(0, color="#8C8C8C", linewidth=1)
+    ax.bar_label(bars, labels=texts, padding=3)
+    ax.axvline(0, color=INK, linewidth=1)
     ax.set_xlabel("price change (%)")
-    ax.tick_params(axis="y", labelsize=8)
-    ax.margins(x=0.3)
+    ax.margins(x=0.45)
     ax.xaxis.set_major_formatter(
         lambda value, _: "0%" if round(value) == 0 else f"{value:+.0f}%".replace("-", MINUS)
     )
@@ -171,7 +241,7 @@ def _cleanup_figure(plt: Any, plan: ShownPlan, remote: pd.DataFrame | None) -> F
     kept_values, deleted_values = _cleanup_days(plan, remote)
     kept, kept_missing = _days(kept_values)
     deleted, deleted_missing = _days(deleted_values)
-    figure, ax = plt.subplots(figsize=(11, 4.2), layout="constrained")
+    figure, ax = plt.subplots(figsize=(FIGURE_WIDTH, 4.2), layout="constrained")
     every = np.array(kept + deleted)
     bins: Any = (
         np.histogram_bin_edges(every, bins=min(40, max(5, len(every) // 5))) if len(every) else 10
@@ -196,11 +266,11 @@ def _cleanup_figure(plt: Any, plan: ShownPlan, remote: pd.DataFrame | None) -> F
     if missing:
         ax.text(
             0.99, 0.02, f"{missing:,} listings without days on market not shown",
-            transform=ax.transAxes, ha="right", va="bottom", fontsize=8,
+            transform=ax.transAxes, ha="right", va="bottom",
         )  # fmt: skip
     ax.set_xlabel("days on market")
     ax.set_ylabel("listings")
-    ax.set_title(f"Cleanup: {cleanup_rule(plan.options)}")
-    ax.legend(frameon=False)
-    ax.spines[["top", "right"]].set_visible(False)
+    ax.yaxis.set_major_locator(_whole_numbers())
+    ax.set_title(f"Cleanup: {cleanup_rule(plan.options)}", wrap=True)
+    ax.legend()
     return figure  # type: ignore[no-any-return]
