@@ -19,9 +19,9 @@ from matplotlib.figure import Figure
 from matplotlib.image import imread
 from matplotlib.text import Text
 
+from estatebot._figures import FIGURE_WIDTH, INK
 from estatebot.chat.harness.results import ChatTestResults
 from estatebot.listings.sync.sync_plan import plan_cleanup, plan_sync
-from estatebot.listings.sync.views.plan_plots import FIGURE_WIDTH, INK
 from factories import complete_listing as listing
 from factories import remote_frame, sheet_frame
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from estatebot._figures import FIGURE_WIDTH, INK, themed
 from estatebot.chat.harness.checks import outcome
 from estatebot.chat.textview import latency_text
-from estatebot.listings.sync.views.plan_plots import FIGURE_WIDTH, INK, themed
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

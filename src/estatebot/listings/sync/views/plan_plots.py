@@ -8,21 +8,19 @@ colours are the Okabe-Ito palette, told apart with colour blindness, of a middle
 reads on a light and a dark page alike. Each figure is closed in pyplot before it is returned, so
 a notebook shows it once, as the cell's value, and a loop of plots holds no figures open.
 
-Every figure of estatebot (these and ``results.plot()``) is drawn as :func:`themed` says: no
-background, so the page shows through in the light and the dark theme, and text, ticks and
-frames in :data:`INK`, no smaller than 10 pt, on a figure 7 inches wide: 700 pixels at the
-usual 100 dpi, which a 900-pixel JupyterLab window (an output area of 720 pixels) shows at its
-own size, so its text is not scaled down.
+Every figure is drawn in estatebot's figure style (`estatebot._figures`): no background, text
+that reads on a light and a dark page, 7 inches wide.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from estatebot._figures import FIGURE_WIDTH, INK, themed
 from estatebot.listings.money import MINUS, format_money, is_number
 from estatebot.listings.sync.plan.cleanup_rule import cleanup_rule
 from estatebot.listings.sync.views.shown_plan import ShownPlan
@@ -31,39 +29,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["COLORS", "FIGURE_WIDTH", "INK", "plot_plan", "themed"]
-
-#: The colour of a figure's text, ticks and frames. A notebook shows a figure as a PNG image,
-#: which cannot take the theme's colours (CSS variables), so one colour must read on JupyterLab's
-#: light page (#ffffff) and its dark one (#111111): this grey is the one furthest from both,
-#: 4.3:1 against each (no colour reaches 4.5:1 against both).
-INK = "#797979"
-#: The width of every figure, in inches (700 px at 100 dpi: a 900 px window shows it whole).
-FIGURE_WIDTH = 7.0
-_TEXT_PT = 10.5
-#: What every figure is drawn with (matplotlib settings, inside ``rc_context``).
-_STYLE: dict[str, Any] = {
-    "figure.facecolor": "none",
-    "axes.facecolor": "none",
-    "savefig.facecolor": "none",
-    "text.color": INK,
-    "axes.labelcolor": INK,
-    "axes.titlecolor": INK,
-    "axes.edgecolor": INK,
-    "xtick.color": INK,
-    "ytick.color": INK,
-    "legend.labelcolor": INK,
-    "legend.frameon": False,
-    "font.size": _TEXT_PT,
-    "axes.titlesize": 12.0,
-    "axes.titleweight": "bold",
-    "axes.labelsize": _TEXT_PT,
-    "xtick.labelsize": _TEXT_PT,
-    "ytick.labelsize": _TEXT_PT,
-    "legend.fontsize": _TEXT_PT,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
+__all__ = ["COLORS", "plot_plan"]
 
 #: The colour of each action in the figures.
 COLORS: dict[str, str] = {
@@ -90,20 +56,6 @@ def _pyplot() -> Any:
             "plotting a plan needs matplotlib: pip install 'estatebot[plot]'"
         ) from error
     return plt
-
-
-def themed(plt: Any, draw: Callable[[], Figure]) -> Figure:
-    """The figure ``draw`` makes with pyplot, in estatebot's figure style (see the module),
-    closed in pyplot so that a notebook shows it once, as the cell's value."""
-    with plt.rc_context(_STYLE):
-        figure = draw()
-    figure.patch.set_alpha(0.0)
-    for ax in figure.axes:
-        ax.patch.set_alpha(0.0)
-        # Ticks made later, when the figure is drawn, no longer see the rc_context: keep these.
-        ax.tick_params(colors=INK, labelcolor=INK, labelsize=_TEXT_PT)
-    plt.close(figure)
-    return figure
 
 
 def plot_plan(plan: ShownPlan, *, remote: pd.DataFrame | None = None) -> Figure:
