@@ -36,9 +36,12 @@ docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The suite (every example of the README and docs included), then every notebook executed by
-# nbval (each against a fresh emulator, see notebooks/conftest.py).
+# nbval (each against a fresh emulator, see notebooks/conftest.py). The suite runs on every core
+# (pytest-xdist): most of its time is spent waiting on loopback HTTP, JupyterLab and LibreOffice.
+# Each worker takes a whole test file at a time, so a file's module fixtures (an emulator, a
+# JupyterLab) start once.
 test: lint docs
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadfile
 	$(BIN)/pytest --nbval-lax --nbval-current-env notebooks/
 
 unit: setup
