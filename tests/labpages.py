@@ -74,3 +74,19 @@ def picture_path(name: str, scratch: Path) -> Path:
     path = DOCS / name if UPDATE_DOCS else scratch / name
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
+
+
+#: JupyterLab's two themes, by the short name the tests use.
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+
+
+def set_theme(page: Any, theme: str) -> None:
+    """Switch JupyterLab to ``theme`` ("light", "dark" or a theme's full name) by its menu, and
+    wait until its style sheet is applied."""
+    from playwright.sync_api import expect
+
+    label = THEMES.get(theme, theme)
+    if page.locator("body").get_attribute("data-jp-theme-name") != label:
+        use_menu(page, "Settings", "Theme", label)
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", label, timeout=30_000)
+    page.wait_for_timeout(500)  # the new theme's style sheet is applied after the attribute

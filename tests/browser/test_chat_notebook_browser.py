@@ -13,13 +13,12 @@ from typing import Any
 import pytest
 
 from estatebot.emulator import running
-from labpages import REPO, idle_status, open_when_idle, picture_path, use_menu
+from labpages import REPO, THEMES, idle_status, open_when_idle, picture_path, set_theme, use_menu
 
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = REPO / "notebooks" / "02_chatbot_testing.ipynb"
 QUESTION = "3 bedroom homes in Austin under $600k"
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +41,6 @@ def copy_notebook(root: Path) -> str:
     if not link.exists():
         link.symlink_to(REPO / "sample_data", target_is_directory=True)
     return "02_chatbot_testing.ipynb"
-
-
-def set_theme(page: Any, theme: str) -> None:
-    from playwright.sync_api import expect
-
-    if page.locator("body").get_attribute("data-jp-theme-name") == theme:
-        return
-    use_menu(page, "Settings", "Theme", theme)
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", theme, timeout=30_000)
-    page.wait_for_timeout(500)  # the new theme's style sheet is applied after the attribute
 
 
 def fits(page: Any, inner: Any, outer: Any) -> bool:

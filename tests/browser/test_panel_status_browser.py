@@ -15,11 +15,10 @@ import pytest
 
 from contrast import contrast_failures
 from estatebot.emulator import running
-from labpages import open_when_idle, picture_path, use_menu, write_code_notebook
+from labpages import THEMES, open_when_idle, picture_path, set_theme, write_code_notebook
 
 pytestmark = pytest.mark.browser
 
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 LONG = "show me every home for sale under $5,000,000"
 #: How long the busy cell keeps the kernel, in seconds.
 BUSY_S = 5
@@ -62,16 +61,6 @@ def write_notebook(root: Any, serial: str, name: str) -> str:
     )
     busy = f"import time\n\ntime.sleep({BUSY_S})  # a long cell: the kernel is busy"
     return write_code_notebook(root / name, {"chat-panel": panel, "busy": busy})
-
-
-def set_theme(page: Any, theme: str) -> None:
-    from playwright.sync_api import expect
-
-    if page.locator("body").get_attribute("data-jp-theme-name") == theme:
-        return
-    use_menu(page, "Settings", "Theme", theme)
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", theme, timeout=30_000)
-    page.wait_for_timeout(500)  # the new theme's style sheet is applied after the attribute
 
 
 def no_sideways_scrolling(chat: Any, where: str) -> None:

@@ -21,13 +21,20 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from labpages import REPO, open_when_idle, picture_path, use_menu, write_code_notebook
+from labpages import (
+    REPO,
+    THEMES,
+    open_when_idle,
+    picture_path,
+    set_theme,
+    use_menu,
+    write_code_notebook,
+)
 
 pytestmark = pytest.mark.browser
 
 HEIGHT = 1000
 WIDTHS = (900, 1400)
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
 CELLS: dict[str, str] = {
     "connect": (
@@ -82,16 +89,6 @@ def output_of(page: Any, name: str) -> Any:
     """The output area of the cell ``name`` (cells are in the order of CELLS)."""
     index = list(CELLS).index(name)
     return page.locator(".jp-NotebookPanel .jp-Cell").nth(index).locator(".jp-OutputArea")
-
-
-def set_theme(page: Any, theme: str) -> None:
-    from playwright.sync_api import expect
-
-    label = THEMES[theme]
-    if page.locator("body").get_attribute("data-jp-theme-name") != label:
-        use_menu(page, "Settings", "Theme", label)
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", label, timeout=30_000)
-    page.wait_for_timeout(500)  # the theme's style sheet is applied after the attribute
 
 
 def close_left_bar(page: Any) -> None:

@@ -26,12 +26,19 @@ from typing import Any
 import pytest
 
 from contrast import contrast_failures, contrast_ratio, contrast_report
-from labpages import REPO, open_when_idle, picture_path, use_menu, write_code_notebook
+from labpages import (
+    REPO,
+    THEMES,
+    open_when_idle,
+    picture_path,
+    set_theme,
+    use_menu,
+    write_code_notebook,
+)
 
 pytestmark = pytest.mark.browser
 
 HEIGHT = 1000
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 #: (width, left side bar open): the widths the issue names.
 LAYOUTS = ((900, False), (1400, False), (1400, True))
 
@@ -216,16 +223,6 @@ BREAKS_JS = r"""
   return {split, anywhere: [...new Set(anywhere)], wrapping};
 }
 """
-
-
-def set_theme(page: Any, theme: str) -> None:
-    from playwright.sync_api import expect
-
-    label = THEMES[theme]
-    if page.locator("body").get_attribute("data-jp-theme-name") != label:
-        use_menu(page, "Settings", "Theme", label)
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", label, timeout=30_000)
-    page.wait_for_timeout(500)  # the theme's style sheet is applied after the attribute
 
 
 def set_left_bar(page: Any, open_: bool) -> None:
