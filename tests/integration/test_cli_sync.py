@@ -126,7 +126,8 @@ def answer_on_a_terminal(server: EmulatorServer, answer: str) -> tuple[int, str]
     leader, follower = pty.openpty()
     child = subprocess.Popen(
         command(*SYNC_WEEK2, "--detail", "summary", "--detailed-exitcode"),
-        env=cli_env(server),
+        # A child that hangs is made to show where (every thread's stack, on SIGABRT below).
+        env={**cli_env(server), "PYTHONFAULTHANDLER": "1"},
         stdin=follower,
         stderr=follower,
         stdout=subprocess.PIPE,
@@ -147,7 +148,19 @@ def answer_on_a_terminal(server: EmulatorServer, answer: str) -> tuple[int, str]
             os.write(leader, b"\x04")  # the terminal's end of input, at the start of a line
         else:
             os.write(leader, answer.encode() + b"\n")
-        out, _ = child.communicate(timeout=120)
+        try:
+            out, _ = child.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGABRT)  # faulthandler writes the stacks to the terminal
+            child.wait(timeout=30)
+            while select.select([leader], [], [], 0.5)[0]:
+                try:
+                    seen += os.read(leader, 4096)
+                except OSError:
+                    break
+            raise AssertionError(
+                f"the child did not end after {answer!r}:\n{seen.decode(errors='replace')}"
+            ) from None
         while select.select([leader], [], [], 0.2)[0]:
             try:
                 seen += os.read(leader, 4096)
