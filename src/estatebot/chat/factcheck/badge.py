@@ -50,7 +50,12 @@ def badge_text(claims: Claims) -> str:
 
     A listing the answer names that you do not have counts once, however many of its facts
     the answer gives (the lines of `doubtful_lines`)."""
-    count = len(doubtful_lines(list(_records(claims))))
+    return _label(doubtful_lines(list(_records(claims))))
+
+
+def _label(lines: Sequence[str]) -> str:
+    """The label for ``lines``, the badge's doubtful facts; ``""`` for none."""
+    count = len(lines)
     if not count:
         return ""
     return f"{count} fact{'s' if count != 1 else ''} not in your listings"
@@ -58,10 +63,10 @@ def badge_text(claims: Claims) -> str:
 
 def badge_html(claims: Claims) -> str:
     """The badge for one message's claims (``""`` when none is doubtful; see the module)."""
-    label = badge_text(claims)
+    lines = doubtful_lines(list(_records(claims)))  # read once, for the label and the list
+    label = _label(lines)
     if not label:
         return ""
-    lines = doubtful_lines(list(_records(claims)))
     title = html.escape("\n".join(lines), quote=True)
     items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
     return (
