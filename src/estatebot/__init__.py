@@ -21,6 +21,7 @@ if _typing.TYPE_CHECKING:
     from estatebot._safe_cells import CellWarning as CellWarning
     from estatebot.api.client import AsyncClient as AsyncClient
     from estatebot.api.client import Client as Client
+    from estatebot.api.gate import ServiceGate as ServiceGate
     from estatebot.api.models import AIModel as AIModel
     from estatebot.api.models import Answer as Answer
     from estatebot.api.models import ChatbotSettings as ChatbotSettings
@@ -50,6 +51,16 @@ if _typing.TYPE_CHECKING:
     from estatebot.errors import ServerError as ServerError
     from estatebot.errors import SheetError as SheetError
     from estatebot.errors import SheetNotFoundError as SheetNotFoundError
+    from estatebot.fleet.fleet_chat import FleetChatResults as FleetChatResults
+    from estatebot.fleet.fleet_chat import run_fleet_chat_tests as run_fleet_chat_tests
+    from estatebot.fleet.fleet_plan import FleetPlan as FleetPlan
+    from estatebot.fleet.fleet_plan import plan_fleet as plan_fleet
+    from estatebot.fleet.fleet_plan import plan_fleet_cleanup as plan_fleet_cleanup
+    from estatebot.fleet.fleet_plan import plan_fleet_undo as plan_fleet_undo
+    from estatebot.fleet.fleet_plan import resume_fleet as resume_fleet
+    from estatebot.fleet.fleet_report import FleetReport as FleetReport
+    from estatebot.fleet.manifest import Manifest as Manifest
+    from estatebot.fleet.manifest import read_manifest as read_manifest
     from estatebot.listings.export import ExportError as ExportError
     from estatebot.listings.remote.normalize import NormalizeWarning as NormalizeWarning
     from estatebot.listings.remote.normalize import normalize_records as normalize_records
@@ -73,6 +84,7 @@ __version__ = "0.1.0"
 #: imports for type checkers above are checked against it by the tests.
 _HOMES: dict[str, str] = {
     "AsyncClient": "estatebot.api.client",
+    "ServiceGate": "estatebot.api.gate",
     "Client": "estatebot.api.client",
     **dict.fromkeys(
         (
@@ -124,6 +136,13 @@ _HOMES: dict[str, str] = {
         ("SyncPlan", "plan_cleanup", "plan_sync", "plan_undo"), "estatebot.listings.sync.sync_plan"
     ),
     "apply_plan": "estatebot.listings.sync.apply.phases",
+    **dict.fromkeys(("FleetChatResults", "run_fleet_chat_tests"), "estatebot.fleet.fleet_chat"),
+    **dict.fromkeys(
+        ("FleetPlan", "plan_fleet", "plan_fleet_cleanup", "plan_fleet_undo", "resume_fleet"),
+        "estatebot.fleet.fleet_plan",
+    ),
+    "FleetReport": "estatebot.fleet.fleet_report",
+    **dict.fromkeys(("Manifest", "read_manifest"), "estatebot.fleet.manifest"),
     "restore": "estatebot.listings.sync.apply.restore",
     "ApplyReport": "estatebot.listings.sync.report.apply_report",
 }

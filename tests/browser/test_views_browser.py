@@ -131,6 +131,24 @@ CELLS: dict[str, str] = {
         "chat"
     ),
     "prices": "plan.view(action='update', field='price')",
+    "fleet": (
+        "import os\n"
+        "from estatebot.sample.fleet_sample import write_fleet_sample\n"
+        "fleet_server = resources.enter_context(eb.emulator.running(chatbots=6))\n"
+        "os.environ.update(ESTATEBOT_BASE_URL=fleet_server.base_url,"
+        " ESTATEBOT_API_KEY=fleet_server.api_key, ESTATEBOT_SESSION_KEY=fleet_server.session_key)\n"
+        "sample = write_fleet_sample(RUN / 'fleet', chatbots=6, changed=0.1)\n"
+        "# One chatbot names a key variable nobody set: its row says why, the others are planned.\n"
+        "lines = sample.manifest.read_text().splitlines()\n"
+        "lines = [lines[0] + ',api_key_env'] + [line + (',OFFICE_7_API_KEY' if n == 3 else ',')"
+        " for n, line in enumerate(lines[1:], 1)]\n"
+        "sample.manifest.write_text('\\n'.join(lines) + '\\n')\n"
+        "fleet_plan = eb.plan_fleet(sample.manifest, blank_unknown_location=True, progress=False)\n"
+        "fleet_plan"
+    ),
+    "fleet-report": (
+        "fleet_report = fleet_plan.apply(runs_dir=RUN / 'runs', progress=False)\nfleet_report"
+    ),
     "end": "print('ALL-DONE')",
 }
 
@@ -142,8 +160,13 @@ VIEWS: dict[str, tuple[str, str]] = {
     "cleanup-report": ("cleanup-named", ".eb-view"),
     "chat-results": ("chat-results", ".eb-results"),
     "compare": ("compare", ".eb-compare"),
+    "fleet-plan": ("fleet", ".eb-view"),
+    "fleet-report": ("fleet-report", ".eb-view"),
 }
-PICTURED = ("plan", "apply-report", "cleanup", "cleanup-report", "chat-results", "compare")
+PICTURED = (
+    "plan", "apply-report", "cleanup", "cleanup-report", "chat-results", "compare", "fleet-plan",
+    "fleet-report",
+)  # fmt: skip
 
 
 def output_of(page: Any, name: str) -> Any:
@@ -176,13 +199,17 @@ FIT_JS = """
     }
     return {left, right};
   };
-  const cells = [...root.querySelectorAll(DECIDE)].filter(c => c.getClientRects().length);
+  // What a closed <details> holds is not on the screen (a fleet's views fold each chatbot's
+  // own plan or report, each checked as a view of its own).
+  const seen = (e) => e.getClientRects().length
+    && !e.closest("details:not([open]) > :not(summary)");
+  const cells = [...root.querySelectorAll(DECIDE)].filter(seen);
   const outside = cells.map(c => {
     const r = c.getBoundingClientRect(), box = clipOf(c);
     return {text: c.innerText.slice(0, 60), left: r.left, right: r.right, box};
   }).filter(m => m.right > m.box.right + 1 || m.left < m.box.left - 1);
   const scrolled = [root, ...root.querySelectorAll("*")]
-    .filter(e => e.getClientRects().length && e.scrollWidth > e.clientWidth + 1
+    .filter(e => seen(e) && e.scrollWidth > e.clientWidth + 1
                  && getComputedStyle(e).overflowX !== "visible")
     .map(e => ({cls: e.className, over: e.scrollWidth - e.clientWidth}));
   let area = root.closest(".jp-OutputArea-output");
@@ -309,6 +336,13 @@ def test_the_notebook_shows_every_view(views_page: Any) -> None:
     shown = set(prices.all_inner_texts())
     assert "SalePrice" in shown
     assert shown <= {"SalePrice", "RentPrice"}, shown
+    # The fleet's table: a row per chatbot, each name a link to that chatbot's own plan.
+    fleet = view_root(page, "fleet-plan")
+    expect(fleet.locator("table.eb-table").first.locator("tbody > tr")).to_have_count(6)
+    expect(fleet.locator("td.eb-decide").filter(has_text="OFFICE_7_API_KEY")).to_have_count(1)
+    link = fleet.locator("a[href^='#eb-fleet-']").nth(1)
+    target = fleet.locator(f"details{link.get_attribute('href')}")
+    expect(target.locator("> summary")).to_contain_text(link.inner_text())
 
 
 def test_decisions_stay_in_view_and_words_stay_whole(views_page: Any) -> None:

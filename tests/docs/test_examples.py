@@ -35,17 +35,25 @@ from doc_blocks import (
     shell_commands,
 )
 
+#: The fleet the emulator of every page hosts (the fleets guide uses it).
+FLEET_CHATBOTS = 3
+
 PYTHON_PAGES = [page for page in pages() if python_blocks(page)]
 SHELL_PAGES = [page for page in pages() if shell_commands(page)]
 
 
 @pytest.fixture
 def reader_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A folder as a reader's, beside a fresh emulator the environment names."""
+    """A folder as a reader's, beside a fresh emulator the environment names. The emulator
+    also hosts a fleet of three chatbots, whose sample is in `fleet/`, as
+    `estatebot serve --chatbots 3 --write-fleet fleet` leaves them (the fleets guide)."""
+    from estatebot.sample.fleet_sample import write_fleet_sample
+
     folder = tmp_path / "reader"
     folder.mkdir()
     (folder / "sample_data").symlink_to(ROOT / "sample_data", target_is_directory=True)
-    with eb.emulator.running() as server:
+    write_fleet_sample(folder / "fleet", chatbots=FLEET_CHATBOTS)
+    with eb.emulator.running(chatbots=FLEET_CHATBOTS) as server:
         settings = {
             "ESTATEBOT_BASE_URL": server.base_url,
             "ESTATEBOT_API_KEY": server.api_key,

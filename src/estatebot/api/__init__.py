@@ -1,13 +1,15 @@
 """The thin typed API layer: the only place that talks HTTP.
 
 ``Client`` and ``AsyncClient`` with their resources (``chatbots``, ``chat``, ``listings``), the
-models of every request and response, and the exception tree.
+models of every request and response, the exception tree, and ``ServiceGate``: request limits
+shared by many clients of one service.
 """
 
 from estatebot import errors
 from estatebot.api import models
 from estatebot.api.chat import AsyncChatStream, ChatStream
 from estatebot.api.client import AsyncClient, Client
+from estatebot.api.gate import RequestGate, ServiceGate
 from estatebot.api.models import (
     AIModel,
     Answer,
@@ -68,9 +70,11 @@ __all__ = [
     "ListingUpdate",
     "NotFoundError",
     "RateLimitError",
+    "RequestGate",
     "RequestValidationError",
     "SaleType",
     "ServerError",
+    "ServiceGate",
     "SpaceType",
     "StreamResult",
     "Tours",

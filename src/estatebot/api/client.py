@@ -37,11 +37,12 @@ from estatebot.api._responses import (
     parse_response,
     settled,
 )
-from estatebot.api._retry import RetryPolicy, log_attempt
+from estatebot.api._retry import NOT_HANDLED, RetryPolicy, log_attempt
 from estatebot.api.chat import AsyncChat, Chat
 from estatebot.api.chatbots import AsyncChatbots, Chatbots
+from estatebot.api.gate import RequestGate, aturn, turn
 from estatebot.api.listings import AsyncListings, Listings
-from estatebot.errors import EstatebotError
+from estatebot.errors import APIError, ConfigurationError, EstatebotError
 
 T = TypeVar("T")
 
@@ -70,8 +71,14 @@ class _ClientBase(Generic[HttpT]):
         stream_deadline: float | None = DEFAULT_STREAM_DEADLINE,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         http_client: HttpT | None = None,
+        gate: RequestGate | None = None,
     ) -> None:
         _redact.install()
+        if gate is not None and not isinstance(gate, RequestGate):
+            raise ConfigurationError(
+                f"gate must be a ServiceGate (or another RequestGate) or None; got {gate!r}"
+            )
+        self._gate = gate
         self._config = ClientConfig.from_args(
             base_url=base_url,
             api_key=api_key,
@@ -114,6 +121,7 @@ class _ClientBase(Generic[HttpT]):
             backoff_base=policy.backoff_base,
             backoff_max=policy.backoff_max,
             max_retry_after=policy.max_retry_after,
+            gate=other._gate,
         )
         # The address is copied as is; whether it was the default, for the errors, goes along.
         made._config = dataclasses.replace(made._config, default_base_url=config.default_base_url)
@@ -124,8 +132,23 @@ class _ClientBase(Generic[HttpT]):
         """The service's base address, without a trailing slash."""
         return self._config.base_url
 
+    @property
+    def gate(self) -> RequestGate | None:
+        """The request gate this client shares with others of its service, or None."""
+        return self._gate
+
     def __repr__(self) -> str:
         return self._config.describe(type(self).__name__)
+
+    def _throttle_wait(self, exc: EstatebotError) -> tuple[bool, float | None]:
+        """Whether `exc` says the service is overloaded (a 429 or 503) and should be held off
+        by the gate, and for how long (the wait it asked for, within `max_retry_after`; None for
+        the gate's default)."""
+        if self._gate is None or not isinstance(exc, APIError) or exc.kind not in NOT_HANDLED:
+            return False, None
+        if exc.retry_after is None:
+            return True, None
+        return True, min(exc.retry_after, self._policy.max_retry_after)
 
     def _reader(self, response: httpx.Response) -> BodyReader:
         # A transport that handed over the body whole has had httpx decode it already.
@@ -188,6 +211,11 @@ class Client(_ClientBase[httpx.Client]):
     An `http_client` passed in is used as is and left open when the client is closed (its
     reads are then checked against the deadline between chunks only).
 
+    Many clients of one service (one per chatbot, say) can share a `gate`: each attempt then
+    waits for one of the gate's slots (released once the reply is read, or a live stream's
+    headers arrive), and a 429 or 503 to any of them holds off every one of them for the wait
+    the service asked for (at most `max_retry_after`), so a fleet slows down as one.
+
     `client.chatbots`, `client.chat` and `client.listings` hold the operations. Use it as a
     context manager or call `close` to release its connections.
 
@@ -215,11 +243,15 @@ class Client(_ClientBase[httpx.Client]):
             default).
         http_client: An `httpx.Client` to send with instead of one of its own; used as is and
             left open when the client is closed.
+        gate: A `ServiceGate` (or another `RequestGate`) shared with the other clients of the
+            service: at most its `max_in_flight` attempts in flight across all of them, and a
+            429 or 503 to any holds off all. None (the default) for no shared limit.
 
     Raises:
         ConfigurationError: A setting is impossible: a key a header cannot carry, a base URL
             that is not http(s), or a timeout, deadline, wait, retry count or size that is not
-            a finite number in range (each named with the value given).
+            a finite number in range (each named with the value given), or a `gate` that is
+            not a `RequestGate`.
     """
 
     #: How the client waits between attempts (a test may swap it for a recorder).
@@ -264,8 +296,13 @@ class Client(_ClientBase[httpx.Client]):
             with attempt:
                 number = attempt.retry_state.attempt_number
                 try:
-                    return self._attempt(call.operation, request, number, stream, asked)
+                    # The gate's turn ends once the reply is read, or a live stream has begun.
+                    with turn(self._gate):
+                        return self._attempt(call.operation, request, number, stream, asked)
                 except EstatebotError as exc:
+                    throttled, seconds = self._throttle_wait(exc)
+                    if throttled and self._gate is not None:
+                        self._gate.hold_off(seconds)
                     if failures is not None:
                         failures.append(exc)
                     raise
@@ -381,11 +418,14 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
             default).
         http_client: An `httpx.AsyncClient` to send with instead of one of its own; used as is and
             left open when the client is closed.
+        gate: A `ServiceGate` (or another `RequestGate`) shared with the other clients of the
+            service, awaited without blocking the event loop; None (the default) for none.
 
     Raises:
         ConfigurationError: A setting is impossible: a key a header cannot carry, a base URL
             that is not http(s), or a timeout, deadline, wait, retry count or size that is not
-            a finite number in range (each named with the value given).
+            a finite number in range (each named with the value given), or a `gate` that is
+            not a `RequestGate`.
     """
 
     _sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
@@ -426,8 +466,12 @@ class AsyncClient(_ClientBase[httpx.AsyncClient]):
             with attempt:
                 number = attempt.retry_state.attempt_number
                 try:
-                    return await self._attempt(call.operation, request, number, stream, asked)
+                    async with aturn(self._gate):
+                        return await self._attempt(call.operation, request, number, stream, asked)
                 except EstatebotError as exc:
+                    throttled, seconds = self._throttle_wait(exc)
+                    if throttled and self._gate is not None:
+                        await self._gate.ahold_off(seconds)
                     if failures is not None:
                         failures.append(exc)
                     raise

@@ -30,6 +30,7 @@ from estatebot.cli.commands import applying as apply_command
 from estatebot.cli.commands import (
     chat,
     cleanup,
+    fleet,
     planning,
     pulling,
     restoring,
@@ -193,6 +194,7 @@ app.command("undo")(undoing.undo)
 app.command("ask")(chat.ask)
 app.command("test-chat")(chat.run_tests)
 app.command("demo")(demo_command.demo)
+app.add_typer(fleet.fleet_app)
 
 
 def main() -> None:

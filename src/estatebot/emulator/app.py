@@ -3,12 +3,16 @@
 :func:`create_app` builds a FastAPI app serving the operations of ``spec/service-interface.md``
 with the decisions of ``spec/addendum.md``. Every request goes through the same steps, in order:
 
+0. count it in flight (:class:`CountInFlight`, around every other step) until its reply is
+   sent: ``emulator.in_flight`` now, ``emulator.peak_in_flight`` at most, for tests of a
+   client's cap on concurrent requests;
 1. count it in ``request_counts[operation]`` (so a test can prove that nothing was sent);
-2. faults (:mod:`.faults`): latency, then an injected 429 or 500. With a rate limit set
-   (``faults.rate_limit``) the app first finds the chatbot the request is about, for the limit
-   is per chatbot: the body's serial number (for ClientAsk, the session's chatbot), when the
-   request's credential is valid and the chatbot is of its workspace (anything else is not
-   counted, and gets its 401 or 404 from the steps below). Reading it does not consume the
+2. faults (:mod:`.faults`): latency, then an injected 429 or 500. With a rate limit or
+   ``faults.only_chatbots`` set the app first finds the chatbot the request is about, for the
+   limit is per chatbot and faults may be limited to some chatbots: the body's serial number
+   (for ClientAsk, the session's chatbot), when the request's credential is valid and the
+   chatbot is of its workspace (anything else is not counted, and gets its 401 or 404 from the
+   steps below). Reading it does not consume the
    body, and a body declaring more than ``max_body_bytes`` (or no length) is not read for it.
    The limit's 429 carries the chatbot's ``RateLimitMessage``, as the contract's does;
 3. credential → 401 (:mod:`.routes.base`): ``Authorization`` (the raw API key) for Edit,
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -46,6 +51,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from estatebot.api.models import API_VERSION
 
@@ -64,8 +70,10 @@ from .streaming import Framing, StreamReply, check_framing, stream_response
 __all__ = [
     "AI_MODELS",
     "OPERATIONS",
+    "CountInFlight",
     "Emulator",
     "Framing",
+    "InFlight",
     "Options",
     "create_app",
     "list_record",
@@ -87,8 +95,98 @@ OPERATIONS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+class InFlight:
+    """How many requests are being handled at once, now and at most (thread-safe: the server
+    thread counts, a test or notebook thread reads and resets)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._now = 0
+        self._peak = 0
+
+    @property
+    def now(self) -> int:
+        """Requests arrived whose reply is not sent yet."""
+        return self._now
+
+    @property
+    def peak(self) -> int:
+        """The most requests in flight at once since start or the last :meth:`reset_peak`."""
+        return self._peak
+
+    def enter(self) -> None:
+        """Count a request in."""
+        with self._lock:
+            self._now += 1
+            self._peak = max(self._peak, self._now)
+
+    def leave(self) -> None:
+        """Count a request out."""
+        with self._lock:
+            self._now -= 1
+
+    def reset_peak(self) -> None:
+        """Start measuring the peak afresh, from the requests in flight now."""
+        with self._lock:
+            self._peak = self._now
+
+
+class CountInFlight:
+    """ASGI middleware counting each HTTP request from its arrival until the last byte of its
+    reply is handed to the server (or it ends otherwise: an error, a dropped connection), so
+    the latency fault's sleep and a streamed answer's pauses count."""
+
+    def __init__(self, app: ASGIApp, counter: InFlight) -> None:
+        self.app = app
+        self.counter = counter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Count one request around the app's handling of it."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.counter.enter()
+        done = False
+
+        async def counted_send(message: Message) -> None:
+            nonlocal done
+            await send(message)
+            body_ends = message["type"] == "http.response.body" and not message.get("more_body")
+            if body_ends and not done:
+                done = True
+                self.counter.leave()
+
+        try:
+            await self.app(scope, receive, counted_send)
+        finally:
+            if not done:
+                done = True
+                self.counter.leave()
+
+
 class Emulator(ChatbotRoutes, ChatRoutes, ListingRoutes):
     """The operations, over a store, with live faults and options (one per app)."""
+
+    def __init__(
+        self, store: Store, faults: Faults, options: Options, request_counts: Counter[str]
+    ) -> None:
+        super().__init__(store, faults, options, request_counts)
+        #: The requests being handled at once (counted by :class:`CountInFlight`).
+        self.in_flight_counter = InFlight()
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being handled now: arrived, and their reply not yet sent."""
+        return self.in_flight_counter.now
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most requests handled at once since start or the last :meth:`reset_peak`."""
+        return self.in_flight_counter.peak
+
+    def reset_peak(self) -> None:
+        """Measure ``peak_in_flight`` afresh from now (it starts at the requests in flight)."""
+        self.in_flight_counter.reset_peak()
 
     async def dispatch(self, operation: str, request: Request) -> Response:
         """Handle one request of ``operation`` through the steps of the module docstring."""
@@ -130,7 +228,7 @@ class Emulator(ChatbotRoutes, ChatRoutes, ListingRoutes):
 
     async def _limited_chatbot(self, operation: str, request: Request) -> Chatbot | None:
         """The chatbot the rate limit counts this request against (see the module), or None."""
-        if self.faults.rate_limit is None or not self.faults.applies_to(operation):
+        if not self.faults.needs_chatbot or not self.faults.applies_to(operation):
             return None
         length = request.headers.get("content-length", "")
         if not length.isdigit() or int(length) > self.options.max_body_bytes:
@@ -211,6 +309,7 @@ def create_app(
     )
     app = FastAPI(title="estatebot emulator", version=API_VERSION)
     app.state.emulator = emulator
+    app.add_middleware(CountInFlight, counter=emulator.in_flight_counter)
 
     for operation, (methods, path) in OPERATIONS.items():
         app.add_api_route(path, _endpoint(emulator, operation), methods=list(methods))

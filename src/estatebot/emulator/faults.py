@@ -34,6 +34,18 @@ afresh. From Python::
     server.faults.rate_limit = RateLimit(5, 10)  # 5 requests per chatbot in any 10 s, then 429
     server.faults.rate_limit = None              # off
 
+``only_chatbots`` limits the request faults (latency, throttling, the rate limit, failures,
+drops; not ``hallucinate_rate``) to the requests about the chatbots it names (serials; None,
+the default, means every request): a 429 storm on one chatbot of a fleet while the others stay
+clean. A request is about the chatbot the rate limit would count it against (above); one about
+no chatbot (ModelList, a wrong key, another workspace's chatbot) is then left alone. It is
+checked when set: any collection of serials is taken (kept as a frozenset), a bare string is
+refused::
+
+    server.faults.only_chatbots = {server.serials[0]}
+    server.faults.throttle_burst = 50            # the next 50 requests about it get 429
+    server.faults.only_chatbots = None           # every request again
+
 ``spare_next`` lets the next N requests through untouched by any fault (counted down like
 ``throttle_burst``): with ``only={"RealEstateList"}`` and ``fail_rate=1``, ``spare_next=1``
 fails every page of a pull but the first.
@@ -54,7 +66,7 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +136,7 @@ class Faults:
     seed: int | None = 0
     rate_limit: RateLimit | None = None
     spare_next: int = 0
+    only_chatbots: frozenset[str] | None = None
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
     _rng: random.Random = field(init=False, repr=False, compare=False)
     # The times of the requests admitted in the current window, per chatbot serial, oldest first.
@@ -140,6 +153,8 @@ class Faults:
         if name == "rate_limit":
             value = RateLimit.of(value)
             object.__setattr__(self, "_admitted", {})
+        elif name == "only_chatbots":
+            value = _serials(value)
         object.__setattr__(self, name, value)
 
     def reseed(self, seed: int | None = None) -> None:
@@ -158,16 +173,28 @@ class Faults:
         self.rate_limit = None
         self.spare_next = 0
         self.only = None
+        self.only_chatbots = None
 
     def applies_to(self, operation: str) -> bool:
         """Whether faults apply to this operation name (``only`` unset means all)."""
         return self.only is None or operation in self.only
 
+    def applies_to_chatbot(self, chatbot: str | None) -> bool:
+        """Whether faults apply to a request about ``chatbot`` (``only_chatbots`` unset means
+        every request, about a chatbot or not)."""
+        return self.only_chatbots is None or chatbot in self.only_chatbots
+
+    @property
+    def needs_chatbot(self) -> bool:
+        """Whether deciding needs the chatbot a request is about (a rate limit or
+        ``only_chatbots`` is set): the app finds it only then."""
+        return self.rate_limit is not None or self.only_chatbots is not None
+
     def decide(self, operation: str, chatbot: str | None = None) -> FaultDecision:
         """Draw the faults for one request of ``operation`` about ``chatbot`` (a serial, or None
         when it names none); consumes one throttle or spare slot if used, and counts the request
         against the rate limit when admitted."""
-        if not self.applies_to(operation):
+        if not self.applies_to(operation) or not self.applies_to_chatbot(chatbot):
             return FaultDecision()
         if self.spare_next > 0:
             self.spare_next -= 1
@@ -219,7 +246,12 @@ class Faults:
             if self.hallucinate_rate
             else "",
         ]
-        only = f" (only {', '.join(sorted(self.only))})" if self.only is not None else ""
+        limits = []
+        if self.only is not None:
+            limits.append(", ".join(sorted(self.only)))
+        if self.only_chatbots is not None:
+            limits.append(f"chatbots {', '.join(sorted(self.only_chatbots)) or '(none)'}")
+        only = f" (only {'; '.join(limits)})" if limits else ""
         return [text + only for text in shown if text]
 
     def hallucination(self, question: str) -> random.Random | None:
@@ -234,6 +266,24 @@ class Faults:
         seed = f"{self.seed}\x1f{question}" if self.seed is not None else None
         rng = random.Random(seed)
         return rng if rng.random() < self.hallucinate_rate else None
+
+
+def _serials(value: object) -> frozenset[str] | None:
+    """``only_chatbots`` as set: None, or a collection of serials (a bare string, which would
+    be taken letter by letter, is refused)."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise ValueError(
+            f"only_chatbots must be None or a collection of chatbot serials, not {value!r}"
+        )
+    serials = frozenset(value)
+    wrong = sorted(repr(s) for s in serials if not isinstance(s, str) or not s)
+    if wrong:
+        raise ValueError(
+            f"only_chatbots: a chatbot serial is a non-empty string, not {', '.join(wrong)}"
+        )
+    return serials
 
 
 def _share(rate: float) -> str:

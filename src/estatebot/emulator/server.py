@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
 
@@ -37,6 +37,7 @@ from estatebot.api.models import ChatbotSettings
 from .app import Emulator, create_app
 from .body_size import DEFAULT_MAX_BODY_BYTES, check_limit
 from .faults import Faults, RateLimit
+from .fleet_seed import check_fleet_size, load_fleet
 from .hallucinate import Falsification
 from .seed import (
     DEMO_API_KEY,
@@ -72,7 +73,8 @@ class EmulatorServer:
 
     `faults` and the options (`framing`, `max_page_size`, `stream_delay_ms`,
     `max_body_bytes`) can be changed at any time; `request_counts[operation]` counts the
-    requests each operation got. `running` makes it.
+    requests each operation got; `emulator.in_flight` and `emulator.peak_in_flight` count the
+    requests being handled at once. `running` makes it.
 
     Attributes:
         base_url: where it listens, `http://127.0.0.1:<port>`.
@@ -81,6 +83,8 @@ class EmulatorServer:
         api_key: the demo workspace's API key (a public demo value, not a secret).
         session_key: the demo workspace's session key (a public demo value, not a secret).
         serial: the demo chatbot's serial.
+        serials: the fleet chatbots' serials (`fleet_serials(chatbots)`), in the demo
+            workspace besides the demo chatbot; empty without a fleet.
     """
 
     base_url: str
@@ -89,6 +93,7 @@ class EmulatorServer:
     api_key: str = DEMO_API_KEY
     session_key: str = DEMO_SESSION_KEY
     serial: str = DEMO_SERIAL
+    serials: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"EmulatorServer(base_url={self.base_url!r}, serial={self.serial!r})"
@@ -242,13 +247,20 @@ def _build(
     hallucinate_rate: float = 0.0,
     fault_seed: int | None = 0,
     rate_limit: RateLimit | tuple[int, float] | None = None,
-) -> tuple[Store, Emulator, Any]:
+    chatbots: int = 0,
+    listings_per_chatbot: int = 20,
+    fleet_seed: int = 0,
+) -> tuple[Store, Emulator, Any, list[str]]:
     if not 0.0 <= hallucinate_rate <= 1.0:
         raise ValueError(f"hallucinate_rate must be between 0 and 1, got {hallucinate_rate}")
-    # Checked before the store is made: a bad limit leaves no database file behind.
+    # Checked before the store is made: a bad limit or fleet size leaves no database file.
     limit = RateLimit.of(rate_limit)
+    check_fleet_size(chatbots, listings_per_chatbot)
     store = Store(str(db))
     load_seed(store, seed)
+    workspace = store.workspace_by_api_key(DEMO_API_KEY)
+    assert workspace is not None  # load_seed made it
+    serials = load_fleet(store, workspace, chatbots, listings_per_chatbot, fleet_seed)
     faults = Faults(
         latency_ms=latency_ms,
         fail_rate=fail_rate,
@@ -264,7 +276,7 @@ def _build(
         stream_delay_ms=stream_delay_ms,
         max_body_bytes=max_body_bytes,
     )
-    return store, app.state.emulator, app
+    return store, app.state.emulator, app, serials
 
 
 def _faults_shown(emulator: Emulator) -> list[str]:
@@ -282,6 +294,28 @@ def _faults_shown(emulator: Emulator) -> list[str]:
     return ["faults:", *(f"  {line}" for line in [*shown, *seed])]
 
 
+#: How many fleet serials the banner shows.
+_SERIALS_SHOWN = 3
+
+
+def _fleet_shown(serials: list[str], listings_per_chatbot: int, fleet_seed: int) -> list[str]:
+    """The banner's lines on the fleet: its size, its first serials, and where to get them all
+    (none without a fleet)."""
+    if not serials:
+        return []
+    n = len(serials)
+    more = f", ... ({n - _SERIALS_SHOWN} more)" if n > _SERIALS_SHOWN else ""
+    seed = f" --seed {fleet_seed}" if fleet_seed else ""
+    return [
+        f"Fleet: {n} chatbots with {listings_per_chatbot} listings each in the demo workspace "
+        "(same keys), besides the demo chatbot:",
+        f"  serials {', '.join(serials[:_SERIALS_SHOWN])}{more}",
+        f"  all of them: estatebot.emulator.fleet_serials({n}), or their manifest and sheets with",
+        f"  python -m estatebot.sample.fleet_sample FOLDER --chatbots {n} "
+        f"--listings-per-chatbot {listings_per_chatbot}{seed}",
+    ]
+
+
 @contextmanager
 def running(
     *,
@@ -297,6 +331,9 @@ def running(
     hallucinate_rate: float = 0.0,
     fault_seed: int | None = 0,
     rate_limit: RateLimit | tuple[int, float] | None = None,
+    chatbots: int = 0,
+    listings_per_chatbot: int = 20,
+    fleet_seed: int = 0,
 ) -> Iterator[EmulatorServer]:
     """Serve the emulator on 127.0.0.1 in a background thread for the `with` block.
 
@@ -313,6 +350,12 @@ def running(
     admits at most `count` requests per chatbot in any `seconds` (see
     `estatebot.emulator.faults`).
 
+    `chatbots` adds a fleet to the demo workspace, besides the demo chatbot (which stays as it
+    is): chatbots with the serials `fleet_serials(chatbots)` (`server.serials`), named
+    `Agent 001 Homes`, ..., with `listings_per_chatbot` listings each, drawn from `fleet_seed`
+    (see `estatebot.emulator.fleet_seed`; `estatebot.sample.fleet_sample` writes the matching
+    spreadsheets and manifest). 100 chatbots of 2,000 listings load in a few seconds.
+
     Args:
         seed: the listings of the demo chatbot: `"demo"`, `"small"`, None or a path, as above.
         db: the SQLite database: `":memory:"` (the default) or a file path; the seed's
@@ -327,19 +370,23 @@ def running(
         hallucinate_rate: the share of answers listing homes that misstate one (0 to 1).
         fault_seed: the seed of the faults' random draws; the same seed repeats a run.
         rate_limit: `(count, seconds)` or a `RateLimit`; None for no limit.
+        chatbots: how many fleet chatbots to add besides the demo chatbot (0 to 9,999).
+        listings_per_chatbot: the listings of each fleet chatbot (0 to 99,999).
+        fleet_seed: the seed of the fleet's listings; the same seed, the same listings.
 
     Yields:
         The running server: its `base_url`, the demo credentials and the live controls.
 
     Raises:
         ValueError: `hallucinate_rate` is outside 0 to 1, `rate_limit` is not a positive
-            `(count, seconds)`, `framing` is unknown, `max_body_bytes` is not positive, or the
-            seed file is not a JSON list of valid listings.
+            `(count, seconds)`, `framing` is unknown, `max_body_bytes` is not positive,
+            `chatbots` or `listings_per_chatbot` is out of range, or the seed file is not a
+            JSON list of valid listings.
         ListingConflict: the seed file holds two listings with the same MLS number or URL.
         OSError: `port` cannot be bound (taken, say), or the seed file cannot be read.
         RuntimeError: the server did not start within 10 seconds.
     """
-    store, emulator, app = _build(
+    store, emulator, app, serials = _build(
         db,
         seed,
         latency_ms,
@@ -351,6 +398,9 @@ def running(
         hallucinate_rate,
         fault_seed,
         rate_limit,
+        chatbots,
+        listings_per_chatbot,
+        fleet_seed,
     )
     sock = _bind_socket("127.0.0.1", port)
     _quiet_drops()
@@ -376,7 +426,10 @@ def running(
             time.sleep(0.002)
         bound_port = sock.getsockname()[1]
         yield EmulatorServer(
-            base_url=f"http://127.0.0.1:{bound_port}", store=store, emulator=emulator
+            base_url=f"http://127.0.0.1:{bound_port}",
+            store=store,
+            emulator=emulator,
+            serials=serials,
         )
     finally:
         server.should_exit = True
@@ -400,11 +453,16 @@ def serve(
     hallucinate_rate: float = 0.0,
     fault_seed: int | None = 0,
     rate_limit: RateLimit | tuple[int, float] | None = None,
+    chatbots: int = 0,
+    listings_per_chatbot: int = 20,
+    fleet_seed: int = 0,
 ) -> None:
     """Serve the emulator in the foreground until interrupted; prints how to reach it and the
     faults in effect.
 
-    `hallucinate_rate`, `fault_seed` and `rate_limit` are as for `running`.
+    `hallucinate_rate`, `fault_seed`, `rate_limit` and the fleet (`chatbots`,
+    `listings_per_chatbot`, `fleet_seed`) are as for `running`; the banner gives the fleet's
+    size and first serials.
 
     Args:
         host: the address to listen on.
@@ -422,16 +480,20 @@ def serve(
         hallucinate_rate: the share of answers listing homes that misstate one (0 to 1).
         fault_seed: the seed of the faults' random draws; the same seed repeats a run.
         rate_limit: `(count, seconds)` or a `RateLimit`; None for no limit.
+        chatbots: how many fleet chatbots to add besides the demo chatbot (0 to 9,999).
+        listings_per_chatbot: the listings of each fleet chatbot (0 to 99,999).
+        fleet_seed: the seed of the fleet's listings; the same seed, the same listings.
 
     Raises:
         ValueError: `hallucinate_rate` is outside 0 to 1, `rate_limit` is not a positive
-            `(count, seconds)`, `framing` is unknown, `max_body_bytes` is not positive, or the
-            seed file is not a JSON list of valid listings.
+            `(count, seconds)`, `framing` is unknown, `max_body_bytes` is not positive,
+            `chatbots` or `listings_per_chatbot` is out of range, or the seed file is not a
+            JSON list of valid listings.
         ListingConflict: the seed file holds two listings with the same MLS number or URL.
         OSError: `host` and `port` cannot be bound (the port is taken, say), or the seed file
             cannot be read.
     """
-    store, emulator, app = _build(
+    store, emulator, app, serials = _build(
         db,
         seed,
         latency_ms,
@@ -443,6 +505,9 @@ def serve(
         hallucinate_rate,
         fault_seed,
         rate_limit,
+        chatbots,
+        listings_per_chatbot,
+        fleet_seed,
     )
     try:
         # Listening before the address is printed: whoever reads it can connect at once, and a
@@ -452,6 +517,8 @@ def serve(
         print(f"estatebot emulator on {base_url}", flush=True)
         for line in _faults_shown(emulator):
             print(f"  {line}")
+        for line in _fleet_shown(serials, listings_per_chatbot, fleet_seed):
+            print(line)
         # Lines a shell takes as they are: pasted into another terminal, they point every
         # estatebot command there at this emulator and its demo chatbot.
         print("Use it from another terminal (paste these lines):")

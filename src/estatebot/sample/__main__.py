@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,7 +11,14 @@ from .generate import generate
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse the command line, write the files, and list them."""
+    """Parse the command line, write the files, and list them (``fleet FOLDER ...`` writes a
+    fleet's sample instead: see :mod:`estatebot.sample.fleet_sample`)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["fleet"]:
+        # Imported here: a fleet's sample needs the emulator extra, the market's does not.
+        from estatebot.sample.fleet_sample import main as fleet_main
+
+        return fleet_main(arguments[1:])
     parser = argparse.ArgumentParser(
         prog="python -m estatebot.sample",
         description="Write seeded sample MLS exports, chat tests and a README.",

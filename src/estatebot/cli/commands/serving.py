@@ -71,6 +71,21 @@ def _finite(value: float) -> float:
     return value
 
 
+def _write_fleet(folder: Path, chatbots: int, listings_per_chatbot: int, seed: int) -> None:
+    """``--write-fleet FOLDER``: the fleet sample matching the emulator about to start."""
+    if chatbots == 0:
+        raise typer.BadParameter(
+            "there is no fleet to write: pass --chatbots N", param_hint="--write-fleet"
+        )
+    from estatebot.sample.fleet_sample import write_fleet_sample
+
+    try:
+        sample = write_fleet_sample(folder, chatbots, listings_per_chatbot, seed=seed)
+    except OSError as error:
+        raise ServeError(f"--write-fleet {folder}: {error.strerror or error}") from None
+    print(f"Fleet sample in {sample.folder}: {sample.manifest.name} lists every serial", flush=True)
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[
@@ -133,6 +148,30 @@ def serve(
         int,
         typer.Option(min=1, help="The largest request body accepted (a larger one gets 413)."),
     ] = 2 * 1024 * 1024,
+    chatbots: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=9999,
+            help="Fleet chatbots to add to the demo workspace, besides the demo chatbot, each "
+            "with listings of its own (the banner shows their first serials).",
+        ),
+    ] = 0,
+    listings_per_chatbot: Annotated[
+        int, typer.Option(min=0, max=99_999, help="Listings of each fleet chatbot.")
+    ] = 20,
+    fleet_seed: Annotated[
+        int, typer.Option(help="Seed of the fleet's listings: the same seed, the same listings.")
+    ] = 0,
+    write_fleet: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FOLDER",
+            help="Also write the fleet's sample into FOLDER first: a shared MLS export, a sheet "
+            "per chatbot and manifests listing every serial.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run the local emulator of the service until interrupted (Ctrl-C).
 
@@ -146,6 +185,8 @@ def serve(
         raise ServeError(str(error)) from None
 
     chosen = _seed(seed)
+    if write_fleet is not None:
+        _write_fleet(write_fleet, chatbots, listings_per_chatbot, fleet_seed)
     try:
         run_server(
             host=host,
@@ -160,6 +201,9 @@ def serve(
             stream_delay_ms=stream_delay_ms,
             max_body_bytes=max_body_bytes,
             rate_limit=limit,
+            chatbots=chatbots,
+            listings_per_chatbot=listings_per_chatbot,
+            fleet_seed=fleet_seed,
         )
     except OSError as error:
         if error.filename is not None:  # the seed or the database file

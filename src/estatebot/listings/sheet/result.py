@@ -5,7 +5,8 @@ listing frame, the issues, the header mapping, the cleared cells and the unpubli
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 
@@ -99,6 +100,49 @@ class Sheet:
             parts.append(f"{len(self.unpublished)} not published")
         parts.append(f"{len(self.warnings)} warnings")
         return ", ".join(parts)
+
+    def only_rows(self, rows: Iterable[int]) -> Sheet:
+        """The same sheet restricted to some of its rows, as if those were all it held.
+
+        Used to give each chatbot of a fleet its own rows of a shared export (a `where`
+        filter). Everything kept by row is restricted alike: `frame`, `issues` (the issues of
+        the sheet as a whole, with no row, are kept), `cleared`, `defaulted`, `derived`,
+        `cleared_keys` and `unpublished`; `rows_read` counts the rows kept that were read.
+        `mapping`, `source` and `overrides` are the sheet's own.
+
+        Args:
+            rows: Row numbers as the file shows them (those of `frame.index` and
+                `issues["row"]`); numbers the sheet does not hold are passed over.
+
+        Returns:
+            A new `Sheet`; this one is left as it was.
+        """
+        kept = pd.Index(sorted({int(r) for r in rows}), dtype="int64")
+
+        def by_index(table: pd.DataFrame) -> pd.DataFrame:
+            return table[table.index.isin(kept)].copy()
+
+        in_rows = self.issues["row"].isin(kept).fillna(False).to_numpy(dtype=bool)
+        no_row = self.issues["row"].isna().to_numpy(dtype=bool)
+        unpublished = self.unpublished
+        if "row" in unpublished.columns:
+            mask = unpublished["row"].isin(kept).fillna(False).to_numpy(dtype=bool)
+            unpublished = unpublished[mask].reset_index(drop=True)
+        read = set(self.frame.index) | set(self.invalid_rows)
+        if "row" in self.unpublished.columns:
+            read |= {int(r) for r in self.unpublished["row"].dropna()}
+        return replace(
+            self,
+            frame=by_index(self.frame),
+            issues=self.issues[in_rows | no_row].reset_index(drop=True),
+            cleared=by_index(self.cleared),
+            unpublished=unpublished,
+            rows_read=len(read.intersection(kept)),
+            defaulted=by_index(self.defaulted),
+            cleared_keys=self.cleared_keys[self.cleared_keys.index.isin(kept)].copy(),
+            derived=by_index(self.derived),
+            overrides=dict(self.overrides),
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """A copy of `frame`, the valid rows as a canonical listing frame.

@@ -53,6 +53,15 @@ def listing_names(ops: Iterable[PlannedOp]) -> dict[str, ListingName]:
     return names
 
 
+def _where_line(line: str) -> str:
+    """``backup: PATH`` with the path as code: a path breaks at the edge of the line, not at
+    the hyphens of a folder's name as if they were words."""
+    label, colon, path = line.partition(": ")
+    if not colon:
+        return f"<p class='eb-muted'>{html.escape(line)}</p>"
+    return f"<p class='eb-muted'>{html.escape(label)}: <code>{html.escape(path)}</code></p>"
+
+
 def _cell(value: Any) -> str:
     if value is None or value is pd.NA:
         return ""
@@ -235,7 +244,7 @@ def render_report(
             f"<p class='eb-muted eb-unchanged-count'>{int(unchanged.sum()):,} listings unchanged: "
             "nothing sent (in <code>report.frame</code>)</p>"
         )
-    parts += [f"<p class='eb-muted'>{html.escape(line)}</p>" for line in where]
+    parts += [_where_line(line) for line in where]
     if notes:
         items = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
         parts.append(f"<ul class='eb-notes'>{items}</ul>")
