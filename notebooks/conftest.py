@@ -66,7 +66,8 @@ class _PerNotebookEmulator:
         self.stop()
         self.notebook = notebook
         self.stack = contextlib.ExitStack()
-        server: EmulatorServer = self.stack.enter_context(running(seed="demo"))
+        # The demo chatbot, and the fleet of six chatbots 05_fleet.ipynb syncs.
+        server: EmulatorServer = self.stack.enter_context(running(seed="demo", chatbots=6))
         os.environ.update(
             {
                 "ESTATEBOT_BASE_URL": server.base_url,

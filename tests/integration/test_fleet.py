@@ -8,6 +8,7 @@ worker processes with one worker killed during the apply.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import os
 import signal
@@ -361,3 +362,106 @@ def _worker_mid_apply(worker_pids: set[int]) -> tuple[int, Path]:
                     return pid, folder
         time.sleep(0.005)
     raise AssertionError("no worker was seen mid-apply")
+
+
+def test_a_worker_that_cannot_reach_the_run_folder_stops_the_run_before_any_write(
+    fleet: tuple[EmulatorServer, FleetSample],
+) -> None:
+    from estatebot.fleet.fleet_plan import run_fleet
+
+    server, sample = fleet
+    plan = eb.plan_fleet(sample.manifest, progress=False)
+    run = FleetRun.new("runs", "sync", plan.manifest.path, plan.manifest.digest)
+    plan.seal(run)
+    # Another run's record where this one's should be: what a worker on another machine, whose
+    # same path is another folder, would read.
+    record = json.loads(run.record_path.read_text(encoding="utf-8"))
+    run.record_path.write_text(json.dumps({**record, "token": "another"}), encoding="utf-8")
+    writes = server.request_counts["RealEstateUpdate"]
+
+    with cf.ProcessPoolExecutor(2) as processes, pytest.raises(Exception, match="run folder"):
+        run_fleet(run, plan.manifest, executor=processes, progress=False)
+
+    assert server.request_counts["RealEstateUpdate"] == writes
+    assert not list(run.folder.glob("*/journal.jsonl"))
+
+
+def test_a_spreadsheet_manifest_and_a_toml_one_plan_as_the_csv_does(
+    fleet: tuple[EmulatorServer, FleetSample],
+) -> None:
+    import openpyxl
+
+    _, sample = fleet
+    rows = [line.split(",") for line in sample.manifest.read_text(encoding="utf-8").splitlines()]
+    book = openpyxl.Workbook()
+    for row in rows:
+        book.active.append(row)
+    book.save(sample.folder / "manifest.xlsx")
+    toml = ['[defaults]\nsheet = "mls_export.xlsx"\ndelete_missing = true\n']
+    for serial, name, _, where, *_ in rows[1:]:
+        toml.append(f'[[chatbot]]\nserial = "{serial}"\nname = "{name}"\nwhere = "{where}"\n')
+    (sample.folder / "manifest.toml").write_text("\n".join(toml), encoding="utf-8")
+
+    frames = [
+        eb.plan_fleet(sample.folder / name, progress=False).to_frame().drop(columns=["row"])
+        for name in ("manifest.csv", "manifest.xlsx", "manifest.toml")
+    ]
+
+    assert frames[0].equals(frames[1])
+    assert frames[0].equals(frames[2])
+
+
+def test_a_fleet_cleanup_deletes_by_one_rule_and_tests_every_chatbot(
+    fleet: tuple[EmulatorServer, FleetSample], tmp_path: Path
+) -> None:
+    _server, sample = fleet
+    env = cli_env(None, **_keys_env())
+    with eb.Client() as client:  # the service the environment names
+        long_listed = sum(
+            int((eb.pull_listings(client, serial, progress=False)["DaysOnMarket"] >= 90).sum())
+            for serial in sample.serials
+        )
+    assert long_listed > 0
+
+    planned = run_cli(
+        None, "fleet", "cleanup", str(sample.manifest), "--min-days-on-market", "90",
+        "--runs-dir", "runs", env=env,
+    )  # fmt: skip
+    assert planned.code == 5, planned.text  # asked, with no terminal: nothing applied
+    done = run_cli(
+        None, "fleet", "cleanup", str(sample.manifest), "--min-days-on-market", "90",
+        "--runs-dir", "runs", "--yes", "--max-delete-fraction", "1", env=env,
+    )  # fmt: skip
+    assert done.code == 0, done.text
+    assert f"{long_listed} deleted" in done.out
+
+    tested = run_cli(
+        None, "fleet", "test-chat", str(sample.manifest), str(sample.chat_tests), "--out-dir",
+        str(tmp_path / "chat"), env=env,
+    )  # fmt: skip
+    assert tested.code == 0, tested.text
+    assert f"{2 * CHATBOTS} of {2 * CHATBOTS} cases passed" in tested.out
+    assert len(list((tmp_path / "chat").glob("*.xlsx"))) == CHATBOTS + 1
+
+
+def test_the_command_line_plans_on_a_dask_scheduler_named_by_address(
+    fleet: tuple[EmulatorServer, FleetSample],
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    _, sample = fleet
+    with distributed.LocalCluster(
+        n_workers=1, processes=True, threads_per_worker=2, dashboard_address=":0",
+        silence_logs=50,
+    ) as cluster:  # fmt: skip
+        done = run_cli(
+            None, "fleet", "plan", str(sample.manifest), "--dask", cluster.scheduler_address,
+            env=cli_env(None, **_keys_env()),
+        )  # fmt: skip
+    assert done.code == 0, done.text
+    assert f"{_changed_total(sample)} update" in done.out
+    refused = run_cli(
+        None, "fleet", "plan", str(sample.manifest), "--dask", "tcp://127.0.0.1:9",
+        env=cli_env(None, **_keys_env()),
+    )  # fmt: skip
+    assert refused.code == 1, refused.text
+    assert "no Dask scheduler answers" in refused.err

@@ -25,6 +25,9 @@ NOTEBOOKS = (
     "03_stale_cleanup.ipynb",
     "04_chatbot_settings.ipynb",
 )
+#: The notebook of a fleet: stored like the others; its first cell hosts a fleet, not a chatbot.
+FLEET_NOTEBOOK = "05_fleet.ipynb"
+STORED = (*NOTEBOOKS, FLEET_NOTEBOOK)
 CHECK_MARKER = "# NBVAL_CHECK_OUTPUT"
 ENV_NAMES = ("ESTATEBOT_BASE_URL", "ESTATEBOT_API_KEY", "ESTATEBOT_SESSION_KEY", "ESTATEBOT_SERIAL")
 
@@ -60,10 +63,10 @@ def _first_cell_run(name: str) -> Iterator[dict[str, Any]]:
 
 def test_every_workflow_notebook_is_there() -> None:
     found = sorted(path.name for path in NOTEBOOKS_DIR.glob("*.ipynb"))
-    assert found == sorted(NOTEBOOKS)
+    assert found == sorted(STORED)
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize("name", STORED)
 def test_notebook_is_valid_and_opens_with_a_markdown_introduction(name: str) -> None:
     notebook = _read(name)
     nbformat.validate(notebook)
@@ -72,7 +75,7 @@ def test_notebook_is_valid_and_opens_with_a_markdown_introduction(name: str) -> 
     assert notebook.metadata["kernelspec"]["name"] == "python3"
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize("name", STORED)
 def test_notebook_has_no_stored_outputs_except_its_checked_cells(name: str) -> None:
     for number, cell in enumerate(_code_cells(_read(name))):
         if _is_checked(cell):
@@ -81,7 +84,7 @@ def test_notebook_has_no_stored_outputs_except_its_checked_cells(name: str) -> N
         assert cell.execution_count is None, f"{name} code cell {number} has an execution count"
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize("name", STORED)
 def test_checked_cells_exist_and_hold_their_expected_output(name: str) -> None:
     checked = [cell for cell in _code_cells(_read(name)) if _is_checked(cell)]
     assert checked, f"{name} has no {CHECK_MARKER} cell"
@@ -95,7 +98,7 @@ def test_checked_cells_exist_and_hold_their_expected_output(name: str) -> None:
             assert output.text.strip()
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize("name", STORED)
 def test_no_error_outputs_and_no_keys(name: str) -> None:
     for cell in _code_cells(_read(name)):
         for output in cell.outputs:
@@ -147,3 +150,36 @@ def test_first_cell_uses_the_configured_service(
     assert f"Using the service at {emulator.base_url}" in printed
     assert emulator.api_key not in printed
     assert emulator.session_key not in printed
+
+
+def test_the_fleet_notebook_hosts_a_fleet_when_no_service_is_configured(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for variable in ENV_NAMES:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.chdir(NOTEBOOKS_DIR)
+    with _first_cell_run(FLEET_NOTEBOOK) as namespace:
+        server = namespace["server"]
+        assert isinstance(server, EmulatorServer)
+        assert len(server.serials) == namespace["CHATBOTS"]
+        assert namespace["sample"].serials == server.serials
+        assert (namespace["folder"] / "manifest.xlsx").is_file()
+    printed = capsys.readouterr().out
+    assert f"with a fleet of {len(server.serials)} chatbots" in printed
+    assert server.api_key not in printed
+
+
+def test_the_fleet_notebook_uses_the_configured_service(
+    emulator: EmulatorServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ESTATEBOT_BASE_URL", emulator.base_url)
+    monkeypatch.setenv("ESTATEBOT_API_KEY", emulator.api_key)
+    monkeypatch.setenv("ESTATEBOT_SESSION_KEY", emulator.session_key)
+    monkeypatch.chdir(NOTEBOOKS_DIR)
+    with _first_cell_run(FLEET_NOTEBOOK) as namespace:
+        assert "server" not in namespace  # no emulator of its own
+    printed = capsys.readouterr().out
+    assert f"Using the service at {emulator.base_url}" in printed
+    assert emulator.api_key not in printed

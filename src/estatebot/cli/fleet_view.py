@@ -28,11 +28,21 @@ def render_fleet_table(
     console: Console, title: str, frame: pd.DataFrame, *, max_rows: int = 50, where: str = ""
 ) -> None:
     """Show ``frame`` (a fleet's table) under ``title``, then each chatbot's error."""
-    shown = [column for column in frame.columns if column not in _HIDDEN]
+    from estatebot.fleet.fleet_html import shown_columns
+
+    # As the notebook shows it (no column of zeros but the actions), with the serial kept: the
+    # terminal is where a person copies it.
+    shown = [c for c in shown_columns(frame, hide=("row",)).columns if c not in _HIDDEN]
     table = Table(title=Text(title, style="bold"), title_justify="left", show_edge=False)
     for column in shown:
         right = column in _COUNTS
-        table.add_column(column, justify="right" if right else "left", no_wrap=right)
+        # A name stays on one line; the serial gives way (cut with an ellipsis) when narrow.
+        table.add_column(
+            column,
+            justify="right" if right else "left",
+            no_wrap=right or column == "chatbot",
+            overflow="ellipsis",
+        )
     limit = len(frame) if max_rows <= 0 else max_rows
     troubled = _troubled(frame)
     for place, record in enumerate(frame.head(limit).to_dict("records")):

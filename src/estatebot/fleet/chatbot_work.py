@@ -208,7 +208,8 @@ def apply_chatbot(job: ApplyJob) -> ChatbotApplied:
                 progress=False,
                 **job.options,
             )
-        report.to_excel(folder / "report.xlsx")
+        # The operations only: the unchanged listings are a count in the fleet's table.
+        report.to_excel(folder / "report.xlsx", include_unchanged=False)
     except (EstatebotError, OSError, ValueError) as error:
         # No record: a resumed fleet run tries this chatbot again with its journal.
         return ChatbotApplied(job.entry, folder, error=_described(error), worker=worker)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from estatebot._theme import styled
 
-__all__ = ["fleet_html"]
+__all__ = ["fleet_html", "shown_columns"]
 
 #: Chatbots whose own plan or report is rendered below the table; the rest are in the table.
 SHOWN_DETAILS = 50
@@ -33,14 +33,16 @@ _NUMERIC = {"create", "update", "delete", "unchanged", "invalid", "held back", "
 _ALWAYS = {"create", "update", "delete", "created", "updated", "deleted", "failed", "passed"}
 
 
-def _shown_columns(table: pd.DataFrame) -> pd.DataFrame:
+def shown_columns(
+    table: pd.DataFrame, *, hide: tuple[str, ...] = ("serial", "row")
+) -> pd.DataFrame:
     """The table as a person reads it: no serial nor manifest row (a chatbot is known by its
     name; both are in its details' heading), no column of zeros but the actions (the chips
     above give every total), no column of blanks."""
     keep = []
     for column in table.columns:
         values = table[column]
-        if column in ("serial", "row"):
+        if column in hide:
             continue
         if column in _NUMERIC and column not in _ALWAYS and not values.any():
             continue
@@ -68,7 +70,7 @@ def fleet_html(
     """The fleet view: ``title``, chips of ``totals``, ``table`` (its ``chatbot`` column linked
     to ``details``: (label, inner HTML) per chatbot in the table's order), then the details."""
     prefix = f"eb-fleet-{secrets.token_hex(4)}"  # anchors unique in a notebook of many views
-    table = _shown_columns(table)
+    table = shown_columns(table)
     chips = "".join(_chip(word, count) for word, count in totals.items())
     head = "".join(
         f"<th class='{'eb-num' if str(c) in _NUMERIC else ''}'>{html.escape(str(c))}</th>"

@@ -273,7 +273,12 @@ def run_fleet(
     progress: bool | None = None,
     plan: FleetPlan | None = None,
 ) -> FleetReport:
-    """Apply the sealed plans of ``run`` that have not ended (see :meth:`FleetPlan.apply`)."""
+    """Apply the sealed plans of ``run`` that have not ended (see :meth:`FleetPlan.apply`).
+
+    The apply's options are recorded in the run, so a resume applies as the run began (its
+    guards included) unless told otherwise."""
+    options = {"concurrency": 4, **dict(run.fingerprint.get("apply") or {}), **dict(options or {})}
+    run.fingerprint["apply"] = options
     pool = resolve(executor, workers=workers, max_in_flight=max_in_flight)
     try:
         _check_reach(pool, run)
@@ -288,7 +293,7 @@ def run_fleet(
                 results[place] = ChatbotApplied.recorded(entry, folder)
                 continue
             gate = pool.gate_for(_base_url_of(entry))
-            jobs.append((place, ApplyJob(entry, folder, dict(options or {}), gate)))
+            jobs.append((place, ApplyJob(entry, folder, options, gate)))
         bar = progress_bar(len(jobs), f"Applying {len(jobs)} chatbots", progress=progress,
                            unit="chatbot")  # fmt: skip
         try:

@@ -95,7 +95,7 @@ class FleetRun:
         }
         self.folder.mkdir(parents=True, exist_ok=True)
         temporary = self.folder / f".{FLEET_FILE}.{os.getpid()}"
-        temporary.write_text(json.dumps(record, indent=2), encoding="utf-8")
+        temporary.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
         temporary.replace(self.record_path)
 
     @classmethod

@@ -123,6 +123,17 @@ BlankLocationOption = Annotated[
         rich_help_panel="Planning",
     ),
 ]
+DeleteFractionOption = Annotated[
+    float,
+    typer.Option(
+        "--max-delete-fraction",
+        min=0.0,
+        max=1.0,
+        help="The share of each chatbot's listings its plan may delete (checked again at "
+        "apply, against the listings as they are then).",
+        rich_help_panel="Planning",
+    ),
+]
 MaxRowsOption = Annotated[
     int, typer.Option("--max-rows", min=0, help="Chatbots listed in the table (0: all).")
 ]
@@ -163,14 +174,11 @@ def _read_manifest(path: Path, max_rows: int) -> Manifest:
     console = out_console()
     issues = manifest.issues
     if len(issues):
-        errors = issues[issues["severity"] == "error"]
-        console.print(
-            Text(
-                f"{shown_path(path)}: {len(manifest.entries)} chatbots; {len(errors)} rows "
-                "left out:" if len(errors) else f"{shown_path(path)}: {len(manifest.entries)} "
-                "chatbots", style="bold yellow" if len(errors) else "bold",
-            )
-        )  # fmt: skip
+        left_out = issues.loc[issues["severity"] == "error", "row"].dropna().nunique()
+        head = f"{shown_path(path)}: {len(manifest.entries)} chatbots"
+        if left_out:
+            head += f"; {left_out} row{'s' if left_out != 1 else ''} left out:"
+        console.print(Text(head, style="bold yellow" if left_out else "bold"))
         limit = len(issues) if max_rows <= 0 else max_rows
         for record in issues.head(limit).to_dict("records"):
             where = f"row {record['row']}" if record.get("row") == record.get("row") else "file"
@@ -217,7 +225,7 @@ def _show_plan(plan: FleetPlan, run: _Run) -> None:
     )  # fmt: skip
 
 
-def _apply_planned(plan: FleetPlan, run: _Run, executor: Any) -> NoReturn:
+def _apply_planned(plan: FleetPlan, run: _Run, executor: Any, **apply_options: Any) -> NoReturn:
     """Seal ``plan`` in a new fleet run, ask once, apply every chatbot, report."""
     from estatebot.fleet.run_folder import FleetRun
 
@@ -242,16 +250,18 @@ def _apply_planned(plan: FleetPlan, run: _Run, executor: Any) -> NoReturn:
     if answer is not Answer.APPROVED:
         fleet_run.mark("declined")
         _not_applied(answer, fleet_run)
-    _carry_out(fleet_run, plan, run, executor)
+    _carry_out(fleet_run, plan, run, executor, **apply_options)
 
 
-def _carry_out(fleet_run: FleetRun, plan: FleetPlan | None, run: _Run, executor: Any) -> NoReturn:
+def _carry_out(
+    fleet_run: FleetRun, plan: FleetPlan | None, run: _Run, executor: Any, **apply_options: Any
+) -> NoReturn:
     from estatebot.fleet.fleet_plan import run_fleet
 
     console = out_console()
     report = run_fleet(
         fleet_run, plan.manifest if plan is not None else _manifest_of(fleet_run),
-        plan=plan, **run.pool_options(executor),
+        plan=plan, options=apply_options, **run.pool_options(executor),
     )  # fmt: skip
     console.print()
     render_fleet_table(
@@ -385,6 +395,7 @@ def fleet_sync(
     workers: WorkersOption = 8,
     max_in_flight: InFlightOption = 32,
     blank_unknown_location: BlankLocationOption = False,
+    max_delete_fraction: DeleteFractionOption = 0.2,
     detailed_exitcode: DetailedOption = False,
     max_rows: MaxRowsOption = 50,
     progress: ProgressOption = None,
@@ -407,9 +418,10 @@ def fleet_sync(
     try:
         _resume_if_interrupted("sync", read, run, executor)
         made = plan_fleet(
-            read, blank_unknown_location=blank_unknown_location, **run.pool_options(executor)
-        )
-        _apply_planned(made, run, executor)
+            read, blank_unknown_location=blank_unknown_location,
+            max_delete_fraction=max_delete_fraction, **run.pool_options(executor),
+        )  # fmt: skip
+        _apply_planned(made, run, executor, max_delete_fraction=max_delete_fraction)
     finally:
         _close(executor)
 
@@ -433,6 +445,7 @@ def fleet_cleanup(
             help="Delete listings on the market at least this many days.",
         ),
     ] = None,
+    max_delete_fraction: DeleteFractionOption = 0.2,
     yes: YesOption = False,
     runs_dir: RunsDirOption = RUNS_DIR,
     no_resume: NoResumeOption = False,
@@ -461,9 +474,9 @@ def fleet_cleanup(
         _resume_if_interrupted("cleanup", read, run, executor)
         made = plan_fleet_cleanup(
             read, status=statuses, min_days_on_market=min_days_on_market,
-            **run.pool_options(executor),
+            max_delete_fraction=max_delete_fraction, **run.pool_options(executor),
         )  # fmt: skip
-        _apply_planned(made, run, executor)
+        _apply_planned(made, run, executor, max_delete_fraction=max_delete_fraction)
     finally:
         _close(executor)
 

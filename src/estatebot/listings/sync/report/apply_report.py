@@ -201,8 +201,11 @@ class ApplyReport:
         """
         return self.frame.copy()
 
-    def to_excel(self, path: str | PathLike[str]) -> Path:
+    def to_excel(self, path: str | PathLike[str], *, include_unchanged: bool = True) -> Path:
         """Write the report to an .xlsx workbook, failed rows highlighted; returns the path.
+
+        With `include_unchanged=False` only the operations go in (a fleet's reports: 2,000
+        rows of "unchanged" per chatbot would cost more to write than the chatbot's sync).
 
         Keys and messages come from sheets and the service, so they go in by the rules of
         `estatebot._safe_cells`: never a formula; characters a cell cannot hold removed and
@@ -210,6 +213,7 @@ class ApplyReport:
 
         Args:
             path: The workbook to write; its folder is made when missing.
+            include_unchanged: Whether the listings left unchanged get a row each.
 
         Returns:
             The path written, as a `Path`.
@@ -220,10 +224,13 @@ class ApplyReport:
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         fill = PatternFill(start_color=_FAILED_FILL, end_color=_FAILED_FILL, fill_type="solid")
-        failed = (self.frame["outcome"] == FAILED).fillna(False).tolist()
+        frame = self.frame
+        if not include_unchanged:
+            frame = frame[(frame["outcome"] != UNCHANGED).fillna(True)]
+        failed = (frame["outcome"] == FAILED).fillna(False).tolist()
         book = Workbook(write_only=True)
         writer = SheetWriter(book, "Report", REPORT_COLUMNS)
-        rows = frame_rows(self.frame[list(REPORT_COLUMNS)])
+        rows = frame_rows(frame[list(REPORT_COLUMNS)])
         for values, is_failed in zip(rows, failed, strict=True):
             writer.append(values, fill=fill if is_failed else None)
         book.save(target)
