@@ -12,6 +12,7 @@ import concurrent.futures as cf
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from collections import Counter
@@ -312,6 +313,15 @@ def test_a_fleet_on_a_dask_cluster_survives_a_killed_worker(
     ):  # fmt: skip
         plan = eb.plan_fleet(sample.manifest, executor=client, progress=False)
         assert plan.counts()["update"] == _changed_total(sample)
+        if sys.version_info < (3, 12):  # the profiler that can deadlock a worker is stopped
+
+            def profiler_running(dask_worker: Any) -> bool:  # sent by value: a local function
+                callback = dask_worker.periodic_callbacks.get("profile")
+                return bool(callback is not None and callback.is_running())
+
+            running = client.run(profiler_running)
+            assert running
+            assert not any(running.values()), running
         pids = client.run(os.getpid)
         outcome: dict[str, Any] = {}
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -124,6 +125,7 @@ def resolve(
         pool = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="estatebot-fleet")
         return Workers(pool, "threads", owned=True, max_in_flight=max_in_flight)
     if _is_dask_client(executor):
+        _quiet_the_profilers(executor)
         return Workers(
             executor.get_executor(pure=False), "dask", dask_client=executor,
             max_in_flight=max_in_flight,
@@ -136,6 +138,34 @@ def resolve(
         f"executor must be a concurrent.futures.Executor or a distributed.Client, got "
         f"{type(executor).__name__}"
     )
+
+
+def _quiet_the_profilers(client: Any) -> None:
+    """Stop the statistical profiler of every worker of the cluster, present and to come.
+
+    A Dask worker samples its threads' stacks with ``sys._current_frames()`` every 10 ms, and
+    it collects garbage with a callback watching how long collections take. On CPython before
+    3.12 a collection that starts inside ``sys._current_frames()`` can deadlock the process
+    while other threads start and stop (CPython issue 106883), and a fleet's chatbots start and
+    stop threads all the time: a worker of the fleet's benchmark froze so, every thread waiting
+    for the interpreter lock. Without the profiler nothing calls it; the dashboard's profile
+    page of a fleet's run is empty, nothing else changes.
+    """
+    if sys.version_info >= (3, 12):
+        return
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class QuietProfiler(WorkerPlugin):
+        """Stops a worker's profiler as it joins (a worker restarted after a kill too)."""
+
+        name = "estatebot-quiet-profiler"
+
+        def setup(self, worker: Any) -> None:
+            for callback in ("profile", "profile-cycle"):
+                if callback in worker.periodic_callbacks:
+                    worker.periodic_callbacks[callback].stop()
+
+    client.register_plugin(QuietProfiler(), name=QuietProfiler.name)
 
 
 def _is_dask_client(executor: Any) -> bool:
