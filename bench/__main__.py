@@ -9,7 +9,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from bench import bench_apply, bench_normalize, bench_plan, bench_pull, bench_read, bench_sync
+from bench import (
+    bench_apply,
+    bench_fleet,
+    bench_normalize,
+    bench_plan,
+    bench_pull,
+    bench_read,
+    bench_sync,
+)
 
 BENCHMARKS: list[tuple[str, Callable[[Sequence[str] | None], int]]] = [
     ("read", bench_read.main),
@@ -18,6 +26,7 @@ BENCHMARKS: list[tuple[str, Callable[[Sequence[str] | None], int]]] = [
     ("plan", bench_plan.main),
     ("apply", bench_apply.main),
     ("sync", bench_sync.main),
+    ("fleet", bench_fleet.main),
 ]
 
 

@@ -9,15 +9,16 @@ sample (a sheet per chatbot, ``--changed`` of each sheet's rows repriced) is wri
    starts (read its sheet, pull, plan, save the plan and its workbook, apply with a journal and
    a backup at concurrency 8, write the report), the stricter baseline.
 2. **The fleet** on the other emulator: ``plan_fleet`` and ``FleetPlan.apply`` with
-   ``--workers`` chatbots at once (threads, or ``--dask N`` worker processes of a local Dask
-   cluster) and ``--max-in-flight`` requests in flight across the fleet.
+   ``--workers`` chatbots at once per process (``--dask N`` worker processes of a local Dask
+   cluster, 2 by default: one per core here; ``--dask 0`` for threads of this process) and
+   ``--max-in-flight`` requests in flight across the fleet.
 
 Figures: the ratio sequential / fleet (target >= 8x) and the fleet against its latency bound
 under the cap: every request the fleet sent (counted by its emulator) at ``--max-in-flight`` at
 a time, each costing the latency (target <= 1.5x). Both fleets must end in step.
 
     python -m bench.bench_fleet                          # 100 chatbots x 2,000 listings
-    python -m bench.bench_fleet --chatbots 10 --listings 500
+    python -m bench.bench_fleet --chatbots 10 --listings 500 --dask 0   # threads
 """
 
 from __future__ import annotations
@@ -194,7 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--workers", type=int, default=8, help="chatbots at once (per process)")
     parser.add_argument("--max-in-flight", type=int, default=32)
-    parser.add_argument("--dask", type=int, default=0, help="local Dask worker processes")
+    parser.add_argument(
+        "--dask", type=int, default=2, help="local Dask worker processes (0: threads here)"
+    )
     args = parser.parse_args(argv)
     # The fleet's emulator holds no Location: sending it empty loses nothing (as bench_sync).
     os.environ["ESTATEBOT_BLANK_UNKNOWN_LOCATION"] = "1"
