@@ -477,3 +477,32 @@ def test_the_command_line_plans_on_a_dask_scheduler_named_by_address(
     )  # fmt: skip
     assert refused.code == 1, refused.text
     assert "no Dask scheduler answers" in refused.err
+
+
+def test_resume_fleet_finishes_what_an_interrupted_run_left(
+    fleet: tuple[EmulatorServer, FleetSample],
+) -> None:
+    from estatebot.fleet.chatbot_work import ApplyJob, apply_chatbot
+
+    _, sample = fleet
+    plan = eb.plan_fleet(sample.manifest, progress=False)
+    run = FleetRun.new("runs", "sync", plan.manifest.path, plan.manifest.digest)
+    plan.seal(run)
+    run.mark("applying")
+    # Three chatbots applied before the interruption; the others not begun.
+    for key in sorted(run.chatbots, key=int)[:3]:
+        entry = plan.manifest.entries[int(key)]
+        assert apply_chatbot(ApplyJob(entry, run.folder / run.chatbots[key])).ok
+
+    report = eb.resume_fleet(run.folder, progress=False)
+
+    assert report.ok
+    assert FleetRun.open(run.folder).status == "applied"
+    assert report.counts()["updated"] == _changed_total(sample)
+    assert sum(1 for result in report.chatbots if result.recorded_counts is not None) == 3
+    assert set(_journal_done(run.folder).values()) == {1}
+    assert _in_step(sample)
+    # A changed manifest cannot be matched to the run's folders: refused, nothing sent.
+    sample.manifest.write_text(sample.manifest.read_text() + "\n", encoding="utf-8")
+    with pytest.raises(eb.EstatebotError, match="changed since"):
+        eb.resume_fleet(run.folder, progress=False)
