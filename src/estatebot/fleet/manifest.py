@@ -26,7 +26,6 @@ file, an empty one, no serial column, no valid row) raises :class:`ManifestError
 from __future__ import annotations
 
 import hashlib
-import html
 import os
 import tomllib
 from collections.abc import Callable
@@ -44,6 +43,7 @@ from estatebot.fleet import manifest_fields as rules
 from estatebot.fleet.entry import ChatbotEntry, FrozenFields
 from estatebot.fleet.manifest_fields import COLUMNS, ENV_COLUMNS, BadValue
 from estatebot.listings.sheet.fields.cell_types import value_text
+from estatebot.listings.sheet.issues import issue_lines, issues_html
 from estatebot.listings.sheet.readers.table import read_table
 from estatebot.listings.sheet.result import ISSUE_COLUMNS
 
@@ -172,26 +172,14 @@ class Manifest:
             The lines, as a `Summary` whose figures are those of `counts`.
         """
         lines = [f"{self.path.name}: {self.headline()}"]
-        for issue in self.issues.head(limit).itertuples(index=False):
-            row, value_cell = issue.row, issue.value
-            where = f"{self.unit} {row}" if isinstance(row, int | np.integer) else "manifest"
-            value = f" {value_cell!r}" if isinstance(value_cell, str) else ""
-            column = str(issue.column if isinstance(issue.column, str) else issue.field)
-            lines.append(f"  {issue.severity}: {where}, {column}:{value} {issue.message}")
-        if len(self.issues) > limit:
-            lines.append(f"  ... {len(self.issues) - limit} more in .issues")
+        lines += issue_lines(self.issues, unit=self.unit, whole="manifest", limit=limit)
         return Summary("\n".join(lines), self.counts())
 
     def __repr__(self) -> str:
         return f"<Manifest {self.path.name}: {self.headline()}>"
 
     def _repr_html_(self) -> str:
-        head = f"<p><b>{html.escape(self.path.name)}</b>: {html.escape(self.headline())}</p>"
-        if self.issues.empty:
-            return head
-        table = self.issues.head(20).to_html(index=False, na_rep="", escape=True)
-        more = f"<p>… {len(self.issues) - 20} more in <code>.issues</code></p>"
-        return head + table + (more if len(self.issues) > 20 else "")
+        return issues_html(self.path.name, self.headline(), self.issues)
 
 
 def read_manifest(path: str | os.PathLike[str]) -> Manifest:

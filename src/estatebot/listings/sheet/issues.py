@@ -88,3 +88,32 @@ class Issues:
                 {c: pd.Series(dtype="int64" if c == "position" else object) for c in columns}
             )
         return pd.concat(self._parts, ignore_index=True)
+
+
+def issue_lines(issues: pd.DataFrame, *, unit: str, whole: str, limit: int) -> list[str]:
+    """The first ``limit`` issues one line each (``error: row 7, Price: 'x' ...``), and a last
+    line counting the others. ``unit`` names a row (``row``, ``chatbot``), ``whole`` what an
+    issue without a row is about (``sheet``, ``manifest``)."""
+    lines = []
+    for issue in issues.head(limit).itertuples(index=False):
+        row, value_cell = issue.row, issue.value
+        where = f"{unit} {row}" if isinstance(row, int | np.integer) else whole
+        value = f" {value_cell!r}" if isinstance(value_cell, str) else ""
+        column = str(issue.column if isinstance(issue.column, str) else issue.field)
+        lines.append(f"  {issue.severity}: {where}, {column}:{value} {issue.message}")
+    if len(issues) > limit:
+        lines.append(f"  ... {len(issues) - limit} more in .issues")
+    return lines
+
+
+def issues_html(title: str, headline: str, issues: pd.DataFrame, *, shown: int = 20) -> str:
+    """``title``: ``headline``, then the first ``shown`` issues as a table (every value
+    escaped: they come from the file)."""
+    import html
+
+    head = f"<p><b>{html.escape(title)}</b>: {html.escape(headline)}</p>"
+    if issues.empty:
+        return head
+    table = issues.head(shown).to_html(index=False, na_rep="", escape=True)
+    more = f"<p>… {len(issues) - shown} more in <code>.issues</code></p>"
+    return head + table + (more if len(issues) > shown else "")

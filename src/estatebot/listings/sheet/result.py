@@ -4,18 +4,17 @@ listing frame, the issues, the header mapping, the cleared cells and the unpubli
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from estatebot._safe_cells import warn_changes
 from estatebot._summary import Summary
 from estatebot.listings.export import flatten_for_cells, write_workbook
+from estatebot.listings.sheet.issues import issue_lines, issues_html
 
 ISSUE_COLUMNS = ("row", "column", "field", "value", "message", "severity")
 
@@ -190,23 +189,11 @@ class Sheet:
             The lines, as a `Summary` whose figures are those of `counts`.
         """
         lines = [f"{self.source}: {self.headline()}"]
-        for issue in self.issues.head(limit).itertuples(index=False):
-            row, value_cell = issue.row, issue.value
-            where = f"row {row}" if isinstance(row, int | np.integer) else "sheet"
-            value = f" {value_cell!r}" if isinstance(value_cell, str) else ""
-            column = str(issue.column if isinstance(issue.column, str) else issue.field)
-            lines.append(f"  {issue.severity}: {where}, {column}:{value} {issue.message}")
-        if len(self.issues) > limit:
-            lines.append(f"  ... {len(self.issues) - limit} more in .issues")
+        lines += issue_lines(self.issues, unit="row", whole="sheet", limit=limit)
         return Summary("\n".join(lines), self.counts())
 
     def __repr__(self) -> str:
         return f"<Sheet {self.source}: {self.headline()}>"
 
     def _repr_html_(self) -> str:
-        head = f"<p><b>{html.escape(self.source)}</b>: {html.escape(self.headline())}</p>"
-        if self.issues.empty:
-            return head
-        table = self.issues.head(20).to_html(index=False, na_rep="", escape=True)
-        more = f"<p>… {len(self.issues) - 20} more in <code>.issues</code></p>"
-        return head + table + (more if len(self.issues) > 20 else "")
+        return issues_html(self.source, self.headline(), self.issues)
