@@ -41,7 +41,10 @@ if _typing.TYPE_CHECKING:
     from estatebot.errors import ConfigurationError as ConfigurationError
     from estatebot.errors import ConflictError as ConflictError
     from estatebot.errors import EstatebotError as EstatebotError
+    from estatebot.errors import FilterError as FilterError
+    from estatebot.errors import FleetRunError as FleetRunError
     from estatebot.errors import InvalidRequestError as InvalidRequestError
+    from estatebot.errors import ManifestError as ManifestError
     from estatebot.errors import NotFoundError as NotFoundError
     from estatebot.errors import PlanError as PlanError
     from estatebot.errors import PullError as PullError
@@ -95,7 +98,10 @@ _HOMES: dict[str, str] = {
             "ConfigurationError",
             "ConflictError",
             "EstatebotError",
+            "FilterError",
+            "FleetRunError",
             "InvalidRequestError",
+            "ManifestError",
             "NotFoundError",
             "PlanError",
             "PullError",

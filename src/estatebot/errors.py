@@ -16,9 +16,12 @@ EstatebotError
 ├── APIConnectionError          the transport failed (refused, reset, dropped mid-stream)
 │   └── APITimeoutError         the request or the stream timed out, or ran past its deadline
 ├── PullError                   a page of a pull failed after retries (names the page)
+├── FleetRunError               a fleet run's folder cannot be used (missing, damaged, unreachable)
 └── LocatedError                a data-layer error naming its row, column and value
     ├── SheetError              a spreadsheet cannot be read as listings
-    │   └── SheetNotFoundError  the workbook has no worksheet by the name or number asked
+    │   ├── SheetNotFoundError  the workbook has no worksheet by the name or number asked
+    │   ├── ManifestError       a fleet manifest cannot be used at all (names the file)
+    │   └── FilterError         a manifest's `where` filter cannot be read or names no column
     └── PlanError               a plan cannot be made or applied
 ```
 
@@ -411,6 +414,38 @@ class PlanError(LocatedError):
 
     Attributes are those of `LocatedError`.
     """
+
+
+class ManifestError(SheetError):
+    """A fleet manifest that cannot be used at all: the message names the file and what is
+    wrong (missing, unreadable, empty, no serial column, no valid row).
+
+    Attributes:
+        issues: The problems found by row, as in `Manifest.issues` (empty when the file could
+            not be read; None only when raised without them).
+    """
+
+    def __init__(self, message: str, *, issues: Any = None, **where: Any) -> None:
+        self.issues = issues
+        super().__init__(message, **where)
+
+
+class FilterError(SheetError):
+    """A ``where`` filter that cannot be read, or names a column the sheet does not have.
+
+    Attributes are those of `LocatedError`: `column` is ``"where"``, `value` the filter's text;
+    `reason` is the message without them (a manifest issue names the row, column and value in
+    columns of its own).
+    """
+
+    def __init__(self, reason: str, *, value: str) -> None:
+        self.reason = reason
+        super().__init__(reason, column="where", value=value)
+
+
+class FleetRunError(EstatebotError):
+    """A fleet run's folder that cannot be used: it is no fleet run, its record is damaged,
+    its manifest changed since the run began, or a worker cannot reach it. Nothing was sent."""
 
 
 class PullWarning(UserWarning):

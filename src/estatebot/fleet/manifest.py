@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from estatebot._summary import Summary
-from estatebot.errors import SheetError
+from estatebot.errors import ManifestError, SheetError
 from estatebot.fleet import manifest_fields as rules
 from estatebot.fleet.entry import ChatbotEntry, FrozenFields
 from estatebot.fleet.manifest_fields import COLUMNS, ENV_COLUMNS, BadValue
@@ -56,18 +56,11 @@ TOML_SUFFIXES = (".toml",)
 _OWN_KEYS = ("serial", "name")
 
 
-class ManifestError(SheetError):
-    """A fleet manifest that cannot be used at all: the message names the file and what is
-    wrong (missing, unreadable, empty, no serial column, no valid row).
-
-    Attributes:
-        issues: The problems found by row, as in `Manifest.issues` (empty when the file could
-            not be read).
-    """
-
-    def __init__(self, message: str, *, issues: pd.DataFrame | None = None, **where: Any):
-        self.issues = issues if issues is not None else _issue_frame([])
-        super().__init__(message, **where)
+def _refused(message: str, *, issues: pd.DataFrame | None = None, **where: Any) -> ManifestError:
+    """A `ManifestError` whose `issues` is always a frame (empty when none were found)."""
+    return ManifestError(
+        message, issues=issues if issues is not None else _issue_frame([]), **where
+    )
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -213,13 +206,13 @@ def read_manifest(path: str | os.PathLike[str]) -> Manifest:
     suffix = file.suffix.lower()
     if suffix not in (*SPREADSHEET_SUFFIXES, *TOML_SUFFIXES):
         kinds = ", ".join((*SPREADSHEET_SUFFIXES, *TOML_SUFFIXES))
-        raise ManifestError(f"{file.name}: a fleet manifest is one of {kinds}", value=suffix)
+        raise _refused(f"{file.name}: a fleet manifest is one of {kinds}", value=suffix)
     try:
         data = file.read_bytes()
     except OSError as error:
-        raise ManifestError(f"{file}: cannot read the fleet manifest: {error.strerror}") from None
+        raise _refused(f"{file}: cannot read the fleet manifest: {error.strerror}") from None
     if not data.strip():
-        raise ManifestError(f"{file.name}: the fleet manifest is empty: write one row per chatbot")
+        raise _refused(f"{file.name}: the fleet manifest is empty: write one row per chatbot")
     reader = _Reader(file)
     rows = reader.toml_rows(data) if suffix in TOML_SUFFIXES else reader.sheet_rows()
     entries = reader.entries(rows)
@@ -234,7 +227,7 @@ def read_manifest(path: str | os.PathLike[str]) -> Manifest:
     )
     if not manifest.entries:
         first = manifest.summary(limit=5)
-        raise ManifestError(
+        raise _refused(
             f"{file.name}: no valid chatbot in the fleet manifest ({manifest.headline()}); "
             f"fix the rows it names:\n{first}",
             issues=issues,
@@ -282,11 +275,9 @@ class _Reader:
         try:
             _, table = read_table(self.file, sheet_name=None)
         except SheetError as error:
-            raise ManifestError(
-                f"{self.file.name}: cannot read the fleet manifest: {error}"
-            ) from None
+            raise _refused(f"{self.file.name}: cannot read the fleet manifest: {error}") from None
         if not table.headers:
-            raise ManifestError(
+            raise _refused(
                 f"{self.file.name}: the fleet manifest has no header row: its first row names "
                 f"the columns ({', '.join(COLUMNS)})"
             )
@@ -317,14 +308,14 @@ class _Reader:
                 )  # fmt: skip
                 continue
             if name in known:
-                raise ManifestError(
+                raise _refused(
                     f"{self.file.name}: headers {headers[known[name]]!r} and {header!r} both "
                     f"name the {name} column: keep one",
                     column=header,
                 )
             known[name] = j
         if row is None and "serial" not in known:
-            raise ManifestError(
+            raise _refused(
                 f"{self.file.name}: the fleet manifest has no serial column (its headers: "
                 f"{', '.join(headers)}): add one, with each chatbot's serial number",
             )
@@ -336,18 +327,18 @@ class _Reader:
         try:
             document = tomllib.loads(data.decode("utf-8-sig"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise ManifestError(
+            raise _refused(
                 f"{self.file.name}: cannot read the fleet manifest as TOML: {error}"
             ) from None
         chatbots = document.pop("chatbot", None)
         if not isinstance(chatbots, list) or not chatbots:
-            raise ManifestError(
+            raise _refused(
                 f"{self.file.name}: the fleet manifest has no [[chatbot]] table: write one per "
                 "chatbot, each with its serial"
             )
         shared = document.pop("defaults", {})
         if not isinstance(shared, dict):
-            raise ManifestError(f"{self.file.name}: [defaults] must be a table", column="defaults")
+            raise _refused(f"{self.file.name}: [defaults] must be a table", column="defaults")
         self.shared = self._shared([*document.items(), *shared.items()])
         rows: list[_Row] = []
         for position, chatbot in enumerate(chatbots, start=1):
@@ -388,13 +379,13 @@ class _Reader:
                 )  # fmt: skip
                 continue
             if name in _OWN_KEYS:
-                raise ManifestError(
+                raise _refused(
                     f"{self.file.name}: {name} names one chatbot: give it in each [[chatbot]], "
                     f"not for all of them",
                     column=key,
                 )
             if name in shared:
-                raise ManifestError(
+                raise _refused(
                     f"{self.file.name}: {name} is given twice for all chatbots (at the top "
                     "level or in [defaults]): keep one",
                     column=key,
@@ -403,7 +394,7 @@ class _Reader:
                 self._parsers()[name](value)
             except BadValue as error:
                 shown = None if name in ENV_COLUMNS else rules.shown_value(value)
-                raise ManifestError(
+                raise _refused(
                     f"{self.file.name}: [defaults] {name} {error}", column=key, value=shown
                 ) from None
             shared[name] = (key, value)

@@ -31,7 +31,7 @@ from typing import Any, Literal, NoReturn, cast
 
 import numpy as np
 
-from estatebot.errors import SheetError
+from estatebot.errors import FilterError
 from estatebot.listings.sheet.fields.cell_types import value_text
 from estatebot.listings.sheet.readers.table import read_table
 
@@ -53,19 +53,6 @@ _TOKEN = re.compile(
 _SEPARATORS = re.compile(r"[\s_\-]+")
 #: Text that may stand bare: words of plain characters, one space apart, none a keyword.
 _BARE = re.compile(r"(?:[^\s=!(),'\"]|!(?!=))+(?: (?:[^\s=!(),'\"]|!(?!=))+)*")
-
-
-class FilterError(SheetError):
-    """A ``where`` filter that cannot be read, or names a column the sheet does not have.
-
-    Attributes are those of `LocatedError`: `column` is ``"where"``, `value` the filter's text;
-    `reason` is the message without them (a manifest issue names the row, column and value in
-    columns of its own).
-    """
-
-    def __init__(self, reason: str, *, value: str) -> None:
-        self.reason = reason
-        super().__init__(reason, column="where", value=value)
 
 
 def header_key(header: str) -> str:

@@ -26,17 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from estatebot.errors import EstatebotError
+from estatebot.errors import FleetRunError
 
 __all__ = ["FLEET_FILE", "FleetRun", "FleetRunError", "find_unfinished_fleet", "latest_fleet"]
 
 FLEET_FILE = "fleet.json"
 
 Status = Literal["planned", "applying", "applied", "declined", "abandoned"]
-
-
-class FleetRunError(EstatebotError):
-    """A fleet run folder that cannot be used: missing, damaged, or not a fleet run."""
 
 
 @dataclass
