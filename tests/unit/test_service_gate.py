@@ -412,3 +412,23 @@ async def test_a_cancelled_waiter_keeps_no_slot() -> None:
     assert gate.in_flight == 1
     await gate.aleave()
     assert gate.in_flight == 0
+
+
+def test_a_slot_is_given_back_when_looking_at_the_hold_off_fails() -> None:
+    gate = ServiceGate(max_in_flight=1)
+    calls = {"n": 0}
+    real = gate._hold_off_left
+
+    def failing() -> float:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the look taken while holding the slot
+            raise TimeoutError("the scheduler did not answer")
+        return real()
+
+    gate._hold_off_left = failing  # type: ignore[method-assign]
+    with pytest.raises(TimeoutError):
+        gate.enter()
+    gate._hold_off_left = real  # type: ignore[method-assign]
+    assert gate.in_flight == 0
+    gate.enter()  # the one slot is free again: this would block forever otherwise
+    gate.leave()

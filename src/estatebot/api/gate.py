@@ -220,7 +220,12 @@ class GateBase(ABC):
         """Take a slot if one frees within `timeout` while no hold-off is on; whether taken."""
         if not self._take(timeout):
             return False
-        if self._hold_off_left() > 0:  # begun while this caller waited for the slot
+        try:
+            held_off = self._hold_off_left() > 0  # begun while this caller waited for the slot
+        except BaseException:
+            self._give_back()  # a slot is never kept by a caller that does not go on
+            raise
+        if held_off:
             self._give_back()
             return False
         with self._counting:

@@ -185,7 +185,12 @@ class _ProcessPart:
             if stale:
                 self.read_at = now  # one reader per refresh; the others use what is known
         if stale:
-            ends = client().get_metadata(self.key, default={}) or {}
+            try:
+                ends = client().get_metadata(self.key, default={}) or {}
+            except (OSError, TimeoutError, ValueError):
+                # The scheduler is slow or away: the hold-off is advice, so the requests go on
+                # by what this process knows, and the next refresh asks again.
+                ends = {}
             latest = max((float(end) for end in ends.values()), default=0.0)
             with self.lock:
                 self.known_until = max(self.known_until, latest)
