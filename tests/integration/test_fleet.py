@@ -506,3 +506,17 @@ def test_resume_fleet_finishes_what_an_interrupted_run_left(
     sample.manifest.write_text(sample.manifest.read_text() + "\n", encoding="utf-8")
     with pytest.raises(eb.EstatebotError, match="changed since"):
         eb.resume_fleet(run.folder, progress=False)
+
+
+def test_the_whole_fleet_keeps_under_its_cap_of_requests_in_flight(
+    fleet: tuple[EmulatorServer, FleetSample],
+) -> None:
+    server, sample = fleet
+    server.faults.latency_ms = 20  # long enough for requests to overlap
+    server.emulator.reset_peak()
+
+    plan = eb.plan_fleet(sample.manifest, progress=False, workers=8, max_in_flight=3)
+    report = plan.apply(runs_dir="runs", progress=False, workers=8, max_in_flight=3)
+
+    assert report.ok
+    assert 2 <= server.emulator.peak_in_flight <= 3
