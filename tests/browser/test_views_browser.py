@@ -149,6 +149,10 @@ CELLS: dict[str, str] = {
     "fleet-report": (
         "fleet_report = fleet_plan.apply(runs_dir=RUN / 'runs', progress=False)\nfleet_report"
     ),
+    "fleet-chat": (
+        "fleet_chat = eb.run_fleet_chat_tests(sample.manifest, sample.chat_tests, progress=False)\n"
+        "fleet_chat"
+    ),
     "end": "print('ALL-DONE')",
 }
 
@@ -162,10 +166,12 @@ VIEWS: dict[str, tuple[str, str]] = {
     "compare": ("compare", ".eb-compare"),
     "fleet-plan": ("fleet", ".eb-view"),
     "fleet-report": ("fleet-report", ".eb-view"),
+    "fleet-chat": ("fleet-chat", ".eb-view"),
 }
 PICTURED = (
     "plan", "apply-report", "cleanup", "cleanup-report", "chat-results", "compare", "fleet-plan",
     "fleet-report",
+    "fleet-chat",
 )  # fmt: skip
 
 
