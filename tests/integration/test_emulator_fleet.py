@@ -236,3 +236,18 @@ def test_serve_refuses_a_fleet_it_cannot_make(tmp_path: Path, args: tuple[str, .
     flag = "--write-fleet" if "--write-fleet" in args else args[-2]
     assert flag in done.err
     assert not folder.exists()
+
+
+def test_a_fleet_seed_hosts_the_fleet_chatbots_would() -> None:
+    from estatebot.emulator import FleetSeed, fleet_serials
+
+    with running(seed=FleetSeed(3, listings_per_chatbot=5, demo=None)) as server:
+        assert server.serials == fleet_serials(3)
+        for serial in server.serials:
+            assert server.store.count_listings(serial) == 5
+        assert server.store.count_listings(server.serial) == 0  # demo=None: no demo listings
+    with pytest.raises(ValueError, match="disagree"):
+        with running(seed=FleetSeed(3), chatbots=4):
+            pass
+    with pytest.raises(ValueError, match="chatbots"):
+        FleetSeed(-1)

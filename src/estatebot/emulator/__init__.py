@@ -24,7 +24,7 @@ service never installs a web server.
 from . import _extra  # noqa: F401
 from .app import AI_MODELS, Emulator, Framing, Options, create_app
 from .faults import FaultDecision, Faults, RateLimit
-from .fleet_seed import agent_id, fleet_listings, fleet_serials
+from .fleet_seed import FleetSeed, agent_id, fleet_listings, fleet_serials
 from .hallucinate import Falsification
 from .seed import DEMO_API_KEY, DEMO_SERIAL, DEMO_SESSION_KEY, SAMPLE_LISTINGS
 from .server import EmulatorServer, running, serve
@@ -41,6 +41,7 @@ __all__ = [
     "Falsification",
     "FaultDecision",
     "Faults",
+    "FleetSeed",
     "Framing",
     "ListingConflict",
     "Options",

@@ -28,16 +28,18 @@ import random
 import re
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from .seed import demo_listings, validated_listings
+from .seed import SeedSpec, demo_listings, validated_listings
 from .store import DEFAULT_CHATBOT_SETTINGS, Store
 
 __all__ = [
     "AGENT_COLUMN",
     "MAX_CHATBOTS",
     "MAX_LISTINGS_PER_CHATBOT",
+    "FleetSeed",
     "agent_id",
     "check_fleet_size",
     "fleet_chatbot_settings",
@@ -193,3 +195,24 @@ def load_fleet(
         if listings_per_chatbot and store.count_listings(serial) == 0:
             store.add_listings(serial, fleet_listings(number, listings_per_chatbot, seed))
     return serials
+
+
+@dataclass(frozen=True)
+class FleetSeed:
+    """A seed that hosts a fleet: `running(seed=FleetSeed(20))` is `running(chatbots=20)`.
+
+    Attributes:
+        chatbots: How many fleet chatbots to add to the demo workspace.
+        listings_per_chatbot: The listings of each.
+        fleet_seed: The seed of their listings: the same seed, the same listings.
+        demo: The demo chatbot's own listings, as `seed=` names them (`"demo"`, `"small"`,
+            None, or a path).
+    """
+
+    chatbots: int
+    listings_per_chatbot: int = 20
+    fleet_seed: int = 0
+    demo: SeedSpec = "demo"
+
+    def __post_init__(self) -> None:
+        check_fleet_size(self.chatbots, self.listings_per_chatbot)

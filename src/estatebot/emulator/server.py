@@ -37,7 +37,7 @@ from estatebot.api.models import ChatbotSettings
 from .app import Emulator, create_app
 from .body_size import DEFAULT_MAX_BODY_BYTES, check_limit
 from .faults import Faults, RateLimit
-from .fleet_seed import check_fleet_size, load_fleet
+from .fleet_seed import FleetSeed, check_fleet_size, load_fleet
 from .hallucinate import Falsification
 from .seed import (
     DEMO_API_KEY,
@@ -237,7 +237,7 @@ def _bind_socket(host: str, port: int) -> socket.socket:
 
 def _build(
     db: str | PathLike[str],
-    seed: SeedSpec,
+    seed: SeedSpec | FleetSeed,
     latency_ms: float,
     fail_rate: float,
     framing: Framing | str,
@@ -255,6 +255,13 @@ def _build(
         raise ValueError(f"hallucinate_rate must be between 0 and 1, got {hallucinate_rate}")
     # Checked before the store is made: a bad limit or fleet size leaves no database file.
     limit = RateLimit.of(rate_limit)
+    if isinstance(seed, FleetSeed):
+        if chatbots not in (0, seed.chatbots):
+            raise ValueError(
+                f"seed=FleetSeed({seed.chatbots}) and chatbots={chatbots} disagree: give one"
+            )
+        chatbots, listings_per_chatbot = seed.chatbots, seed.listings_per_chatbot
+        fleet_seed, seed = seed.fleet_seed, seed.demo
     check_fleet_size(chatbots, listings_per_chatbot)
     store = Store(str(db))
     load_seed(store, seed)
@@ -319,7 +326,7 @@ def _fleet_shown(serials: list[str], listings_per_chatbot: int, fleet_seed: int)
 @contextmanager
 def running(
     *,
-    seed: SeedSpec = "demo",
+    seed: SeedSpec | FleetSeed = "demo",
     db: str | PathLike[str] = ":memory:",
     latency_ms: float = 0,
     fail_rate: float = 0.0,
@@ -357,7 +364,8 @@ def running(
     spreadsheets and manifest). 100 chatbots of 2,000 listings load in a few seconds.
 
     Args:
-        seed: the listings of the demo chatbot: `"demo"`, `"small"`, None or a path, as above.
+        seed: the listings of the demo chatbot: `"demo"`, `"small"`, None or a path, as above;
+            or a `FleetSeed(N)`, which also hosts a fleet of N chatbots (as `chatbots=N`).
         db: the SQLite database: `":memory:"` (the default) or a file path; the seed's
             listings are loaded only when the demo chatbot has none.
         latency_ms: a delay added before each request is handled, in milliseconds.
@@ -443,7 +451,7 @@ def serve(
     port: int = 8765,
     *,
     db: str | PathLike[str] = ":memory:",
-    seed: SeedSpec = "demo",
+    seed: SeedSpec | FleetSeed = "demo",
     latency_ms: float = 0,
     fail_rate: float = 0.0,
     framing: Framing | str = "sse",
