@@ -246,8 +246,7 @@ def test_a_fleet_seed_hosts_the_fleet_chatbots_would() -> None:
         for serial in server.serials:
             assert server.store.count_listings(serial) == 5
         assert server.store.count_listings(server.serial) == 0  # demo=None: no demo listings
-    with pytest.raises(ValueError, match="disagree"):
-        with running(seed=FleetSeed(3), chatbots=4):
-            pass
+    with pytest.raises(ValueError, match="disagree"), running(seed=FleetSeed(3), chatbots=4):
+        pass
     with pytest.raises(ValueError, match="chatbots"):
         FleetSeed(-1)
