@@ -520,3 +520,18 @@ def test_the_whole_fleet_keeps_under_its_cap_of_requests_in_flight(
 
     assert report.ok
     assert 2 <= server.emulator.peak_in_flight <= 3
+
+
+def test_a_fleet_runs_on_any_executor_of_processes(
+    fleet: tuple[EmulatorServer, FleetSample],
+) -> None:
+    _, sample = fleet
+    with cf.ProcessPoolExecutor(2) as processes:
+        plan = eb.plan_fleet(sample.manifest, executor=processes, progress=False)
+        report = plan.apply(runs_dir="runs", executor=processes, progress=False)
+
+    assert plan.counts()["update"] == _changed_total(sample)
+    assert report.ok
+    assert report.counts()["updated"] == _changed_total(sample)
+    assert not any("slow down" in note for note in report.notes)  # no gate across processes
+    assert _in_step(sample)
