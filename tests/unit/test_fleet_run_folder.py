@@ -126,9 +126,31 @@ def test_the_fleet_view_escapes_what_manifests_and_services_say() -> None:
     table = pd.DataFrame(
         [{"chatbot": "<b>x</b>", "serial": "s", "update": 1, "error": "<script>1</script>"}]
     )
-    page = fleet_html("t <i>", table, {"update": 1}, [("<b>x</b>", "<p>inner</p>")])
+    page = fleet_html("t <i>", table, {"update": 1}, [("<b>x</b>", lambda: "<p>inner</p>")])
     assert "<script>" not in page
     assert "<b>x</b>" not in page
     assert "t <i>" not in page
     assert "&lt;script&gt;" in page
     assert page.count("<details id='eb-fleet-") == 1
+
+
+def test_a_large_fleet_renders_only_the_details_a_person_can_open() -> None:
+    import pandas as pd
+
+    from estatebot.fleet.fleet_html import SHOWN_DETAILS
+
+    made: list[int] = []
+
+    def inner(place: int) -> str:
+        made.append(place)
+        return f"<p>plan {place}</p>"
+
+    count = SHOWN_DETAILS + 10
+    table = pd.DataFrame({"chatbot": [f"c{n}" for n in range(count)], "update": [1] * count})
+    details = [(f"c{n}", lambda n=n: inner(n)) for n in range(count)]
+    page = fleet_html("t", table, {"update": count}, details)
+
+    assert made == list(range(SHOWN_DETAILS))
+    assert page.count("<details id='eb-fleet-") == SHOWN_DETAILS
+    assert page.count("href='#eb-fleet-") == SHOWN_DETAILS  # every link has its target
+    assert f"The first {SHOWN_DETAILS} chatbots' details are shown" in page

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -152,20 +153,20 @@ class FleetChatResults:
     def _repr_html_(self) -> str:
         from estatebot.fleet.fleet_html import fleet_html
 
-        details = [
-            (
-                item.entry.heading,
-                item.results._repr_html_() if item.results is not None
-                else f"<p>{html.escape(item.error or '')}</p>",
-            )
-            for item in self.chatbots
-        ]  # fmt: skip
+        details = [(item.entry.heading, partial(_tested_html, item)) for item in self.chatbots]
         counts = dict(self.summary().counts)
         totals = {k: int(counts[k] or 0) for k in ("passed", "failed", "errors", "chatbots failed")}
         return fleet_html(
             f"Fleet chat tests: {self.summary()}", self.to_frame().drop(columns=["results"]),
             totals, details,
         )  # fmt: skip
+
+
+def _tested_html(item: ChatbotTested) -> str:
+    """A chatbot's part of the fleet's chat results: its results, or why it was not tested."""
+    if item.results is not None:
+        return str(item.results._repr_html_())
+    return f"<p>{html.escape(item.error or '')}</p>"
 
 
 def run_fleet_chat_tests(

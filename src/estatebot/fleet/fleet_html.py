@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -64,11 +64,13 @@ def fleet_html(
     title: str,
     table: pd.DataFrame,
     totals: dict[str, int],
-    details: Sequence[tuple[str, str]],
+    details: Sequence[tuple[str, Callable[[], str]]],
     notes: Sequence[str] = (),
 ) -> str:
     """The fleet view: ``title``, chips of ``totals``, ``table`` (its ``chatbot`` column linked
-    to ``details``: (label, inner HTML) per chatbot in the table's order), then the details."""
+    to ``details``: (label, a function making the inner HTML) per chatbot in the table's
+    order), then the details: only the first :data:`SHOWN_DETAILS` are made, so a fleet of
+    hundreds renders no more plans than a person opens."""
     prefix = f"eb-fleet-{secrets.token_hex(4)}"  # anchors unique in a notebook of many views
     table = shown_columns(table)
     chips = "".join(_chip(word, count) for word, count in totals.items())
@@ -109,7 +111,7 @@ def fleet_html(
     for place, (label, inner) in enumerate(details[:SHOWN_DETAILS]):
         body.append(
             f"<details id='{prefix}-{place}'><summary>{html.escape(label)}</summary>"
-            f"{inner}</details>"
+            f"{inner()}</details>"
         )
     if len(details) > SHOWN_DETAILS:
         body.append(

@@ -17,10 +17,12 @@ that plans it, so reading many sheets runs where the work runs.
 
 from __future__ import annotations
 
+import html
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,15 +182,7 @@ class FleetPlan:
     def _repr_html_(self) -> str:
         from estatebot.fleet.fleet_html import fleet_html
 
-        details = []
-        for item in self.chatbots:
-            if item.plan is not None:
-                inner = item.plan._repr_html_()
-            else:
-                import html
-
-                inner = f"<p>{html.escape(item.error or '')}</p>"
-            details.append((item.entry.heading, inner))
+        details = [(item.entry.heading, partial(_plan_html, item)) for item in self.chatbots]
         counts = self.counts()
         totals = {name: counts[name] for name in (*_PLAN_COLUMNS, "chatbots failed")}
         return fleet_html(
@@ -260,6 +254,13 @@ class FleetPlan:
             item.plan.save(folder / "plan.json")
         self.to_excel(run.folder / "plan.xlsx")
         run.write()
+
+
+def _plan_html(item: ChatbotPlanned) -> str:
+    """A chatbot's part of the fleet view: its plan, or why it has none."""
+    if item.plan is not None:
+        return str(item.plan._repr_html_())
+    return f"<p>{html.escape(item.error or '')}</p>"
 
 
 def run_fleet(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -138,18 +139,21 @@ class FleetReport:
 
         frame = self.to_frame().drop(columns=["folder"])
         details = [
-            (
-                result.entry.heading,
-                result.report._repr_html_() if result.report is not None
-                else f"<p>{html.escape(result.error or _earlier(result))}</p>",
-            )
-            for result in self.chatbots
-        ]  # fmt: skip
+            (result.entry.heading, partial(_applied_html, result)) for result in self.chatbots
+        ]
         totals = {w: c for w, c in self.counts().items() if w not in ("chatbots",)}
         return fleet_html(
             f"{self.title}: {self.summary()}", frame, totals, details,
             notes=[f"Run folder: {self.folder}", *self.notes],
         )  # fmt: skip
+
+
+def _applied_html(result: ChatbotApplied) -> str:
+    """A chatbot's part of the fleet's report: its report, its error, or what an earlier run
+    recorded."""
+    if result.report is not None:
+        return str(result.report._repr_html_())
+    return f"<p>{html.escape(result.error or _earlier(result))}</p>"
 
 
 def _earlier(result: ChatbotApplied) -> str:
