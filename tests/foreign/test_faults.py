@@ -173,4 +173,8 @@ def test_apply_through_faults_ends_equal_to_the_sheet(
         assert again.ok, again.failures.to_dict("records")
     assert differences(server, desired) == []
     creates = Counter(seen.body["MLSNumber"] for seen in server.requests(CREATE) if seen.body)
-    assert all(n <= 2 for n in creates.values()), creates
+    # Each create is sent once, and once more for each of its sends the fault spoilt: which
+    # creates the faults hit depends on which thread sends first, so the rule is counted over
+    # them all (both drops may hit one create: three sends of it, one of each other).
+    spoilt = fault.count if CREATE in fault.operations else 0
+    assert sum(n - 1 for n in creates.values()) <= spoilt, creates

@@ -9,9 +9,11 @@ when ``ESTATEBOT_BASE_URL`` is unset and uses the configured service when it is 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import nbformat
 import pytest
@@ -52,13 +54,16 @@ def _first_cell_run(name: str) -> Iterator[dict[str, Any]]:
     """
     source = _code_cells(_read(name))[0].source
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    try:
-        exec(compile(source, f"{name}:first cell", "exec"), namespace)
-        yield namespace
-    finally:
-        resources = namespace.get("resources")
-        if resources is not None:
-            resources.close()
+    # A first cell may export the service it started (the fleet's does, for its workers): the
+    # variables are put back as they were, so no later test of this process sees them.
+    with mock.patch.dict(os.environ):
+        try:
+            exec(compile(source, f"{name}:first cell", "exec"), namespace)
+            yield namespace
+        finally:
+            resources = namespace.get("resources")
+            if resources is not None:
+                resources.close()
 
 
 def test_every_workflow_notebook_is_there() -> None:
