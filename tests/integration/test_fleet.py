@@ -535,3 +535,38 @@ def test_a_fleet_runs_on_any_executor_of_processes(
     assert report.counts()["updated"] == _changed_total(sample)
     assert not any("slow down" in note for note in report.notes)  # no gate across processes
     assert _in_step(sample)
+
+
+def test_ctrl_c_during_a_fleet_sync_exits_130_and_the_same_command_resumes(
+    fleet: tuple[EmulatorServer, FleetSample],
+) -> None:
+    server, sample = fleet
+    server.faults.latency_ms = 60
+    server.faults.only = {"RealEstateUpdate"}
+    args = ("fleet", "sync", str(sample.manifest), "--yes", "--runs-dir", "runs", "--workers", "2")
+    child = start_cli(server, *args)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and child.poll() is None:
+            runs = list(Path("runs").glob("fleet-sync-*"))
+            if runs and sum(_journal_done(runs[0]).values()) >= 4:
+                break
+            time.sleep(0.01)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, out
+    assert "Interrupted: the fleet run" in out
+    (folder,) = Path("runs").glob("fleet-sync-*")
+    assert FleetRun.open(folder).status == "applying"
+    server.faults.clear()
+
+    resumed = run_cli(server, *args)
+
+    assert resumed.code == 0, resumed.text
+    assert "Resuming the fleet sync" in resumed.out
+    assert set(_journal_done(folder).values()) == {1}
+    assert _in_step(sample)

@@ -259,10 +259,23 @@ def _carry_out(
     from estatebot.fleet.fleet_plan import run_fleet
 
     console = out_console()
-    report = run_fleet(
-        fleet_run, plan.manifest if plan is not None else _manifest_of(fleet_run),
-        plan=plan, options=apply_options, **run.pool_options(executor),
-    )  # fmt: skip
+    manifest = plan.manifest if plan is not None else _manifest_of(fleet_run)
+    try:
+        report = run_fleet(
+            fleet_run, manifest, plan=plan, options=apply_options, **run.pool_options(executor),
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        # The chatbots not begun were cancelled and those being applied ended their apply
+        # (each with its journal): the run is left `applying`, for the same command to finish.
+        console.print(
+            Text(
+                f"\nInterrupted: the fleet run in {shown_path(fleet_run.folder)} is left to "
+                "resume. Run the same command again: every chatbot goes on with its journal, "
+                "so nothing is sent twice.",
+                style="bold yellow",
+            )
+        )
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     console.print()
     render_fleet_table(
         console, f"Fleet {fleet_run.kind}: {report.summary()}", report.to_frame(),
