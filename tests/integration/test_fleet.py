@@ -570,3 +570,21 @@ def test_ctrl_c_during_a_fleet_sync_exits_130_and_the_same_command_resumes(
     assert "Resuming the fleet sync" in resumed.out
     assert set(_journal_done(folder).values()) == {1}
     assert _in_step(sample)
+
+
+def test_a_filter_naming_no_column_of_the_shared_sheet_is_that_chatbots_error(
+    fleet: tuple[EmulatorServer, FleetSample],
+) -> None:
+    _, sample = fleet
+    manifest = Path(sample.manifest)
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("ListAgentMlsId = A002", "ListAgentId = A002"), "utf-8")
+
+    plan = eb.plan_fleet(manifest, progress=False)
+
+    errors = plan.to_frame().set_index("serial")["error"]
+    assert "ListAgentId" in errors[sample.serials[1]]
+    assert "ListAgentMlsId" in errors[sample.serials[1]]  # the closest header is suggested
+    assert (errors.drop(sample.serials[1]) == "").all()
+    left_out = len(sample.changed[sample.serials[1]])
+    assert plan.counts()["update"] == _changed_total(sample) - left_out

@@ -31,6 +31,7 @@ import pandas as pd
 
 from estatebot._progress import progress_bar
 from estatebot._summary import Summary
+from estatebot.errors import SheetError
 from estatebot.fleet.chatbot_work import (
     APPLIED_FILE,
     ApplyJob,
@@ -453,11 +454,10 @@ def plan_fleet(
 
     Raises:
         ManifestError: The manifest cannot be read or has no valid row.
-        SheetError: A shared sheet cannot be read.
     """
     manifest = _manifest(manifest)
-    pool = resolve(executor, workers=workers, max_in_flight=max_in_flight)
     shared = _shared_sheets(manifest.entries)
+    pool = resolve(executor, workers=workers, max_in_flight=max_in_flight)
     jobs = [
         PlanJob(entry, "sync", sheet=shared.get(place), options=plan_options)
         for place, entry in enumerate(manifest.entries)
@@ -565,7 +565,11 @@ def _manifest(manifest: Manifest | str | PathLike[str]) -> Manifest:
 
 def _shared_sheets(entries: Sequence[ChatbotEntry]) -> dict[int, Sheet]:
     """The rows of each chatbot whose sheet (read the same way) serves more than one: read and
-    typed once, each chatbot's rows picked by its filter from the raw cells, read once too."""
+    typed once, each chatbot's rows picked by its filter from the raw cells, read once too.
+
+    A sheet that cannot be read, or a filter naming a column it lacks, leaves the chatbots
+    concerned out of the result: each one's own job reads its sheet again and reports the error
+    as its row of the fleet's table, and the other chatbots are planned all the same."""
     from estatebot.listings.sheet.read import read_sheet
     from estatebot.listings.sheet.readers.table import read_table
 
@@ -573,23 +577,34 @@ def _shared_sheets(entries: Sequence[ChatbotEntry]) -> dict[int, Sheet]:
         return entry.sheet, entry.key, tuple(sorted(entry.defaults.items()))
 
     uses = Counter(how(entry) for entry in entries)
-    read: dict[tuple[Path, str, tuple[tuple[str, str], ...]], Sheet] = {}
+    read: dict[tuple[Path, str, tuple[tuple[str, str], ...]], Sheet | None] = {}
     tables: dict[Path, Any] = {}
     picked: dict[int, Sheet] = {}
     for place, entry in enumerate(entries):
         reading = how(entry)
         if uses[reading] < 2:
             continue
-        if reading not in read:
-            read[reading] = read_sheet(
-                entry.sheet, defaults=dict(entry.defaults) or None, key=entry.key, progress=False
-            )
-        sheet = read[reading]
-        if entry.where is None:
-            picked[place] = sheet
+        try:
+            if reading not in read:
+                read[reading] = None  # until it is read: a failure is not tried again
+                read[reading] = read_sheet(
+                    entry.sheet, defaults=dict(entry.defaults) or None, key=entry.key,
+                    progress=False,
+                )  # fmt: skip
+            sheet = read[reading]
+            if sheet is None:
+                continue
+            if entry.where is None:
+                picked[place] = sheet
+                continue
+            if entry.sheet not in tables:
+                tables[entry.sheet] = None
+                tables[entry.sheet] = read_table(entry.sheet, None)[1]
+            table = tables[entry.sheet]
+            if table is None:
+                continue
+            rows = entry.where.rows(table.headers, table.columns, table.rows)
+            picked[place] = sheet.only_rows(rows)
+        except (SheetError, OSError):
             continue
-        if entry.sheet not in tables:
-            tables[entry.sheet] = read_table(entry.sheet, None)[1]
-        table = tables[entry.sheet]
-        picked[place] = sheet.only_rows(entry.where.rows(table.headers, table.columns, table.rows))
     return picked
