@@ -70,6 +70,17 @@ def _journal_done(folder: Path) -> Counter[str]:
     return done
 
 
+def _wait_for_done(child: Any, count: int) -> None:
+    """Until the fleet run in ``runs/`` has journaled ``count`` operations done, or the
+    command ``child`` has ended (at most a minute)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and child.poll() is None:
+        runs = list(Path("runs").glob("fleet-sync-*"))
+        if runs and sum(_journal_done(runs[0]).values()) >= count:
+            return
+        time.sleep(0.01)
+
+
 def _in_step(sample: FleetSample) -> bool:
     return eb.plan_fleet(sample.manifest, progress=False).is_empty
 
@@ -244,12 +255,7 @@ def test_a_killed_fleet_sync_resumes_with_nothing_sent_twice(
     args = ("fleet", "sync", str(sample.manifest), "--yes", "--runs-dir", "runs", "--workers", "3")
     child = start_cli(server, *args)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and child.poll() is None:
-            runs = list(Path("runs").glob("fleet-sync-*"))
-            if runs and sum(_journal_done(runs[0]).values()) >= 8:
-                break
-            time.sleep(0.01)
+        _wait_for_done(child, 8)
         assert child.poll() is None, child.communicate()
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
@@ -546,12 +552,7 @@ def test_ctrl_c_during_a_fleet_sync_exits_130_and_the_same_command_resumes(
     args = ("fleet", "sync", str(sample.manifest), "--yes", "--runs-dir", "runs", "--workers", "2")
     child = start_cli(server, *args)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and child.poll() is None:
-            runs = list(Path("runs").glob("fleet-sync-*"))
-            if runs and sum(_journal_done(runs[0]).values()) >= 4:
-                break
-            time.sleep(0.01)
+        _wait_for_done(child, 4)
         child.send_signal(signal.SIGINT)
         out, _ = child.communicate(timeout=60)
     finally:

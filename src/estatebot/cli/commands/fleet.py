@@ -27,6 +27,7 @@ from estatebot.cli.codes import ExitCode
 from estatebot.cli.confirm import Answer, ask_to_apply
 from estatebot.cli.console import out_console, safe
 from estatebot.cli.error_messages import in_cli_terms
+from estatebot.cli.flags.plan_options import BlankLocationOption
 from estatebot.cli.flags.shared_options import ProgressOption, listing_statuses
 from estatebot.cli.fleet_view import render_fleet_table
 from estatebot.cli.guided import RunsDirOption
@@ -110,17 +111,6 @@ DetailedOption = Annotated[
         help="Exit 2 when there are changes and 3 when rows are invalid or held back, over "
         "the whole fleet. Without it success is 0.",
         rich_help_panel="Exit codes",
-    ),
-]
-BlankLocationOption = Annotated[
-    bool,
-    typer.Option(
-        "--blank-unknown-location",
-        envvar="ESTATEBOT_BLANK_UNKNOWN_LOCATION",
-        help="Send Location empty in updates of listings whose Location nobody here knows "
-        "(the service never shows it; held back by default, so one set by another tool is "
-        "not blanked).",
-        rich_help_panel="Planning",
     ),
 ]
 DeleteFractionOption = Annotated[

@@ -20,6 +20,18 @@ _APPLYING = "Applying"
 
 
 #: ``--force-identity-count`` (``plan``, ``sync``, and ``apply``, which checks it again).
+#: ``--blank-unknown-location`` (``sync``, ``plan`` and the fleet's commands).
+BlankLocationOption = Annotated[
+    bool,
+    typer.Option(
+        "--blank-unknown-location",
+        envvar="ESTATEBOT_BLANK_UNKNOWN_LOCATION",
+        help="Send Location empty in updates of listings whose Location nobody here knows "
+        "(the service never shows it; held back by default, so one set by another tool is "
+        "not blanked).",
+        rich_help_panel=_PLANNING,
+    ),
+]
 ForceIdentityOption = Annotated[
     int | None,
     typer.Option(
@@ -113,17 +125,7 @@ class SyncFlags:
         ),
     ] = False
     force_identity_count: ForceIdentityOption = None
-    blank_unknown_location: Annotated[
-        bool,
-        typer.Option(
-            "--blank-unknown-location",
-            envvar="ESTATEBOT_BLANK_UNKNOWN_LOCATION",
-            help="Send Location empty in updates of listings whose Location nobody here knows "
-            "(the service never shows it; held back by default, so one set by another tool is "
-            "not blanked).",
-            rich_help_panel=_PLANNING,
-        ),
-    ] = False
+    blank_unknown_location: BlankLocationOption = False
 
     def options(self) -> dict[str, Any]:
         """Keyword arguments of ``plan_sync`` (the guards of deletes apart)."""
