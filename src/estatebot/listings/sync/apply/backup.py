@@ -45,6 +45,7 @@ from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.export import flatten_for_cells, write_workbook
 from estatebot.listings.sync.plan.json_file import read_json_file
+from estatebot.listings.sync.values.compare import key_values
 from estatebot.listings.sync.values.tidy import NONE, clean_extension, clean_images
 
 FORMAT = "estatebot-backup"
@@ -205,6 +206,49 @@ def write_backup(
             os.fsync(handle.fileno())
     os.replace(temporary, target)
     return target
+
+
+def back_up_targets(
+    frame: pd.DataFrame,
+    records: Sequence[Mapping[str, Any] | None] | None,
+    positions: Sequence[int],
+    *,
+    asked: Path | None,
+    beside: Path | None,
+    merge: bool,
+    serial: str,
+) -> Path | None:
+    """The before-image of an apply: the pulled listings at ``positions`` (of ``frame``, with
+    their List ``records`` as sent), saved before the first write; the file written, or None
+    when there is nothing to save.
+
+    It goes where ``asked``, else to a new timestamped file in the folder ``beside`` (the
+    journal's) or the current one. With ``merge`` (a resumed run) the file may already hold the
+    first run's images, the true before-state of what that run changed: they are kept, and only
+    listings missing from the file are added.
+    """
+    if not positions:
+        return None
+    path = asked or default_backup_path(beside)
+    chosen = sorted(set(positions))
+    images = frame.iloc[chosen].reset_index(drop=True)
+    raws = [records[p] for p in chosen] if records is not None else None
+    if merge and path.exists():
+        earlier = read_backup(path)
+        earlier_raws = read_backup_raw(path)
+        known = set(key_values(earlier["MLSNumber"])) | set(key_values(earlier["Url"]))
+        known.discard(None)
+        fresh = [
+            i
+            for i, (mls, url) in enumerate(
+                zip(key_values(images["MLSNumber"]), key_values(images["Url"]), strict=True)
+            )
+            if not ({mls, url} - {None}) & known
+        ]
+        images = pd.concat([earlier, images.iloc[fresh]], ignore_index=True)
+        kept = raws if raws is not None else [None] * len(chosen)
+        raws = [*earlier_raws, *(kept[i] for i in fresh)]
+    return write_backup(images, path, serial=serial, raw=raws)
 
 
 def _key_at(frame: pd.DataFrame, position: int) -> str:

@@ -24,9 +24,11 @@ from estatebot.listings.sync.plan.guards import (
 from estatebot.listings.sync.plan.operations import Change
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from estatebot.listings.sync.apply.apply_options import ApplyOptions
     from estatebot.listings.sync.apply.send_tasks import Task
-    from estatebot.listings.sync.apply.stale_check import Remote
+    from estatebot.listings.sync.apply.stale_check import Checked, Remote
     from estatebot.listings.sync.plan.artifact import Confirmed
 
 __all__ = ["check_guards_again"]
@@ -36,13 +38,13 @@ _SHOWN = 10
 
 
 def check_guards_again(
-    send: Sequence[Task],
+    checked: Checked,
     remote: Remote,
     options: ApplyOptions,
     confirmed: Confirmed | None,
 ) -> None:
-    """Raise PlanError, before anything is written, when ``send`` deletes or re-identifies more
-    of ``remote``'s listings than allowed and unconfirmed.
+    """Raise PlanError, before anything is written, when what the check would send deletes or
+    re-identifies more of ``remote``'s listings than allowed and unconfirmed.
 
     The fraction is the larger of the apply's ``max_delete_fraction`` and the one the plan was
     made with in this process (``confirmed``); a count is confirmed by the apply's
@@ -57,7 +59,13 @@ def check_guards_again(
         confirmed_deletes = _larger(confirmed_deletes, confirmed.deletes)
         confirmed_identities = _larger(confirmed_identities, confirmed.identities)
     total = len(remote.frame)
-    deletes = [t for t in send if t.action == "delete" and remote.positions(t.key_type, t.key)]
+    send, found = checked.send, checked.found
+    deletes = [t for t in send if t.action == "delete" and found[t.op]]
+    renamed = [
+        named
+        for t in send
+        if t.action == "update" and (named := _renaming(t, found[t.op], remote.frame))
+    ]
     _refuse_past(
         [f"{t.key_type} {t.key}" for t in deletes],
         total,
@@ -66,7 +74,6 @@ def check_guards_again(
         doing="delete",
         flag="force_delete_count",
     )
-    renamed = [found for t in send if t.action == "update" and (found := _renaming(t, remote))]
     _refuse_past(
         renamed,
         total,
@@ -83,16 +90,16 @@ def _larger(first: int | None, second: int | None) -> int | None:
     return max(given) if given else None
 
 
-def _renaming(task: Task, remote: Remote) -> str | None:
+def _renaming(task: Task, found: Sequence[int], frame: pd.DataFrame) -> str | None:
     """How an update renames its listing as the service holds it now (its body against the
-    listing, not the plan's record of changes, which a hand can edit apart), or None."""
-    found = remote.positions(task.key_type, task.key)
+    listing at ``found`` in the pulled ``frame``, not the plan's record of changes, which a hand
+    can edit apart), or None."""
     if len(found) != 1 or task.body is None:
         return None
     for name in IDENTITY_FIELDS:
         if name not in task.body:
             continue
-        now = remote.frame[name].iat[found[0]]  # the two fields, not the whole row: 2 of 40
+        now = frame[name].iat[found[0]]  # the two fields, not the whole row: 2 of 40
         if changes_identity([Change(name, now, task.body[name])]):
             return f"{task.key_type} {task.key}: {name} {now!r} → {task.body[name]!r}"
     return None

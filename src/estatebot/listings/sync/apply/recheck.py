@@ -155,25 +155,25 @@ def still_there(
 def window_recheck(
     client: Client,
     serial: str,
-    remote: Remote | None,
+    hashes: Mapping[str, str],
     send: Sequence[Task],
     options: ApplyOptions,
     checked_at: float,
+    listings: int,
 ) -> Recheck | None:
     """The re-check of each window of writes, or None when there is nothing to re-check.
 
-    Of ``options`` it reads ``recheck_after`` (None: never re-check), the window and
-    ``concurrency``.
+    ``hashes`` holds, by operation, the hash its listing had at the apply's check (where it was
+    found once); ``listings`` is about how many the chatbot has. Of ``options`` it reads
+    ``recheck_after`` (None: never re-check), the window and ``concurrency``.
     """
-    if options.recheck_after is None or remote is None:
+    if options.recheck_after is None:
         return None
-    expected: dict[str, str] = {}
-    remote.hash_found(task for task in send if task.action in ("update", "delete"))
-    for task in send:
-        if task.action in ("update", "delete"):
-            found = remote.positions(task.key_type, task.key)
-            if len(found) == 1:
-                expected[task.op] = remote.hash_at(found[0])
+    expected = {
+        task.op: hashes[task.op]
+        for task in send
+        if task.action in ("update", "delete") and task.op in hashes
+    }
     if not expected:
         return None
     check = partial(
@@ -182,6 +182,6 @@ def window_recheck(
         serial,
         expected=expected,
         concurrency=options.concurrency,
-        listings=len(remote.frame),
+        listings=listings,
     )
     return Recheck(check, after=options.recheck_after, window=options.window, checked_at=checked_at)

@@ -34,8 +34,7 @@ from estatebot.listings.sync.apply.backup import (
 )
 from estatebot.listings.sync.apply.journal_records import MAGIC, read_journal
 from estatebot.listings.sync.apply.send_tasks import Task
-from estatebot.listings.sync.apply.sender import Runner
-from estatebot.listings.sync.apply.sent_values import remember_done
+from estatebot.listings.sync.apply.sender import Runner, remember_done
 from estatebot.listings.sync.apply.stale_check import Remote, shows_body
 from estatebot.listings.sync.report.apply_report import (
     FAILED,

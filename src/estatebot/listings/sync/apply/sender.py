@@ -2,16 +2,21 @@
 
 Creates and updates go one request each on ``concurrency`` threads; deletes go
 ``delete_chunk`` keys a request. A failing operation is reported and the rest go on.
+:func:`send_checked` is the apply's writing phase: what the stale check settled without
+sending is journaled, the rest sent under a progress bar, and what the service accepted is
+remembered in the record of values sent.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from estatebot._progress import finish_bar, progress_bar
 from estatebot.errors import (
     APIConnectionError,
     APIError,
@@ -20,18 +25,144 @@ from estatebot.errors import (
 )
 from estatebot.listings.sync.apply.journal import Journal
 from estatebot.listings.sync.apply.journal_records import Event, OpRecord, op_id
-from estatebot.listings.sync.apply.recheck import Recheck
+from estatebot.listings.sync.apply.recheck import Recheck, still_there, window_recheck
 from estatebot.listings.sync.apply.send_tasks import Task
+from estatebot.listings.sync.apply.stale_check import look_up_created
 from estatebot.listings.sync.report.apply_report import (
     DONE,
     FAILED,
+    NOT_DONE,
     NOT_SENT,
+    REDONE,
+    SKIPPED,
     OpOutcome,
 )
 
 if TYPE_CHECKING:
     from estatebot.api.client import Client
+    from estatebot.listings.remote.sent_record import SentValues
     from estatebot.listings.sync.apply.apply_options import ApplyOptions
+    from estatebot.listings.sync.apply.stale_check import Checked
+
+
+# --------------------------------------------------------------------------- the writing phase
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an apply writes: the client, the chatbot, the options, and the journal with its
+    records of earlier runs (less the operations done again)."""
+
+    client: Client
+    serial: str
+    options: ApplyOptions
+    journal: Journal | None
+    records: Mapping[str, OpRecord]
+
+
+def send_checked(
+    target: Target,
+    checked: Checked,
+    send: Sequence[Task],
+    outcomes: dict[str, OpOutcome],
+    *,
+    total: int,
+    listings: int,
+    checked_at: float,
+    sent: SentValues | None,
+    notes: list[str],
+) -> Runner:
+    """The writes: the operations the check settled without sending journaled and given their
+    outcome in ``outcomes``, then ``send`` sent under a progress bar of the plan's ``total``
+    operations; returns the runner, which holds the outcomes of what it sent.
+
+    ``listings`` is about how many listings the chatbot has (the re-checks choose how to look
+    with it); the re-checks count from ``checked_at``, and how many windows they held back
+    goes to ``notes``.
+    """
+    outcomes.update(_settled_without_sending(checked, target.journal, target.records))
+    client, serial, options = target.client, target.serial, target.options
+    guards = Guards(
+        look_up=partial(look_up_created, client, serial),
+        still_there=partial(
+            still_there, client, serial, concurrency=options.concurrency, listings=listings
+        ),
+        recheck=window_recheck(client, serial, checked.hashes, send, options, checked_at, listings),
+    )
+    with progress_bar(total, "Applying plan", progress=options.progress, unit="op") as bar:
+        bar.update(len(outcomes))
+        runner = Runner(
+            client,
+            serial,
+            options,
+            journal=target.journal,
+            records=target.records,
+            tick=bar.update,
+            guards=guards,
+        )
+        try:
+            runner.run(send)
+        finally:
+            if sent is not None:  # also when interrupted: what was accepted is recorded
+                remember_done(sent, send, runner.outcomes)
+        settled = [*outcomes.values(), *runner.outcomes.values()]
+        finish_bar(bar, failed=sum(1 for o in settled if o.outcome in NOT_DONE), total=total)
+    recheck = guards.recheck
+    if recheck is not None and recheck.windows:
+        failures = recheck.failures
+        notes.append(
+            f"{recheck.windows} windows of writes re-checked on the service just before they "
+            "were sent"
+            + (f"; {len(failures)} re-checks failed and held their window back" if failures else "")
+        )
+    return runner
+
+
+def _settled_without_sending(
+    checked: Checked, journal: Journal | None, records: Mapping[str, OpRecord]
+) -> dict[str, OpOutcome]:
+    """The outcomes of what is not sent because it is done: what the journal calls done and the
+    service shows (skipped), and what an interrupted run left unconfirmed that the service
+    shows done (journaled done now, never sent again)."""
+    out: dict[str, OpOutcome] = {}
+    for task, record in checked.skipped:
+        out[task.op] = OpOutcome(
+            action=task.action,
+            key=task.key,
+            row=task.row,
+            id=record.id if record.id is not None else task.id,
+            outcome=SKIPPED,
+            code=record.code,
+            message=record.message,
+            attempts=record.attempts or None,
+        )
+    message = "found applied on the service after an interrupted run; not sent again"
+    for task, found_id in checked.applied:
+        if journal is not None:
+            journal.record(task.op, "done", code=None, message=message, id=found_id)
+        earlier = records.get(task.op)
+        out[task.op] = OpOutcome(
+            action=task.action,
+            key=task.key,
+            row=task.row,
+            id=found_id if found_id is not None else task.id,
+            outcome=DONE,
+            message=message,
+            attempts=(earlier.attempts or None) if earlier is not None else None,
+        )
+    return out
+
+
+def remember_done(
+    record: SentValues, tasks: Iterable[Task], outcomes: Mapping[str, OpOutcome]
+) -> None:
+    """Remember the bodies of the creates and updates that the service accepted."""
+    for task in tasks:
+        outcome = outcomes.get(task.op)
+        if task.body is None or outcome is None or outcome.outcome not in (DONE, REDONE):
+            continue
+        record.remember(task.body, listing_id=outcome.id)
+    record.flush()
 
 
 # --------------------------------------------------------------------------- running

@@ -1,8 +1,11 @@
 """The stale check: before anything is written, is each target still as it was planned?
 
-Every update and delete target must still hash to the ``before_hash`` it was planned against,
-and no create's key may exist yet. An operation that was started but never confirmed (read from
-the journal) counts as done when the fresh pull already shows its effect.
+:func:`check_against_pull` judges every operation of a plan against the listings pulled just
+before the first write, into one :class:`Checked` the later phases read. What the journal calls
+done is believed where the pull shows it, and done again where it does not. Every other update
+and delete target must still hash to the ``before_hash`` it was planned against, and no create's
+key may exist yet. An operation that was started but never confirmed (read from the journal)
+counts as done when the fresh pull already shows its effect.
 """
 
 from __future__ import annotations
@@ -125,10 +128,9 @@ def look_up_created(client: Client, serial: str, task: Task) -> tuple[int | None
     return remote.id_at(found[0]), shows_body(task.body, remote.row(found[0]))
 
 
-def shows_done(task: Task, remote: Remote) -> bool:
+def _shows_done(task: Task, found: Sequence[int], remote: Remote) -> bool:
     """Whether the service shows ``task``'s effect: the created key there, the update's values
-    on its listing, the deleted key gone."""
-    found = remote.positions(task.key_type, task.key)
+    on its listing, the deleted key gone (``found``: where its key is in the pull)."""
     if task.action == "create":
         return bool(found)
     if task.action == "delete":
@@ -136,62 +138,116 @@ def shows_done(task: Task, remote: Remote) -> bool:
     return len(found) == 1 and shows_body(task.body, remote.row(found[0]))
 
 
+@dataclass
+class Checked:
+    """The plan's operations checked against the listings pulled before the first write.
+
+    One result for every later phase: what to send, what an earlier run did, what is stale, and
+    where each operation's listing is in the pull (``found``) with its hash (``hashes``), so
+    the guards, the backup and the re-checks look nothing up again.
+    """
+
+    send: list[Task] = field(default_factory=list)
+    #: Left unconfirmed by an interrupted run, and shown done by the service: with its ID.
+    applied: list[tuple[Task, int | None]] = field(default_factory=list)
+    stale: list[tuple[Task, str]] = field(default_factory=list)
+    backup_positions: list[int] = field(default_factory=list)
+    #: Journaled done by an earlier run and shown by the service: not sent again.
+    skipped: list[tuple[Task, OpRecord]] = field(default_factory=list)
+    #: Journaled done, but the service does not show it: checked and done again ("redone").
+    redo: set[str] = field(default_factory=set)
+    #: By operation: the positions of its listing in the pull.
+    found: dict[str, list[int]] = field(default_factory=dict)
+    #: By operation: the hash of its listing, where the pull holds it exactly once.
+    hashes: dict[str, str] = field(default_factory=dict)
+    #: The refusal of a stale plan (None: nothing is stale).
+    stale_error: PlanError | None = None
+
+
+def check_against_pull(
+    tasks: Sequence[Task], remote: Remote, records: Mapping[str, OpRecord]
+) -> Checked:
+    """Each operation of the plan judged against the pull, before anything is written.
+
+    What the journal calls done is believed only where the service shows it; the rest must find
+    its target as it was planned: an update or delete target still hashing to its
+    ``before_hash``, no create's key yet there. An operation left unconfirmed by an interrupted
+    run counts as done when the pull already shows its effect.
+    """
+    found = {task.op: remote.positions(task.key_type, task.key) for task in tasks}
+    once = sorted(
+        {
+            where[0]
+            for task in tasks
+            if task.action != "create" and len(where := found[task.op]) == 1
+        }
+    )
+    by_position = (
+        dict(zip(once, frame_hashes(remote.frame.take(once)), strict=True)) if once else {}
+    )
+    out = Checked(
+        found=found,
+        hashes={
+            op: by_position[where[0]]
+            for op, where in found.items()
+            if len(where) == 1 and where[0] in by_position
+        },
+    )
+    for task in tasks:
+        record = records.get(task.op)
+        if record is not None and record.done:
+            if _shows_done(task, found[task.op], remote):
+                out.skipped.append((task, record))
+                continue
+            out.redo.add(task.op)
+            record = None  # judged afresh, as never sent: its record says nothing of this state
+        _judge(task, found[task.op], out, remote, uncertain=_uncertain(record))
+    if out.stale:
+        out.stale_error = stale_error(out.stale)
+    return out
+
+
+def _judge(
+    task: Task, found: Sequence[int], out: Checked, remote: Remote, *, uncertain: bool
+) -> None:
+    """Put ``task`` where the check finds it belongs: sent, found applied, or stale (sent only
+    when forced); the listings it will change among those backed up."""
+    if task.action == "create":
+        if not found:
+            out.send.append(task)
+        elif uncertain:
+            out.applied.append((task, remote.id_at(found[0])))
+        else:
+            out.stale.append((task, "already exists on the service"))
+            out.send.append(task)  # only sent when forced
+        return
+    if not found:
+        if task.action == "delete" and uncertain:
+            out.applied.append((task, task.id))
+        else:
+            out.stale.append((task, "no longer on the service"))
+            out.send.append(task)  # only sent when forced
+        return
+    if len(found) > 1:
+        out.stale.append((task, f"now on the service {len(found)} times"))
+        out.send.append(task)
+        out.backup_positions.extend(found)
+        return
+    position = found[0]
+    if out.hashes[task.op] == task.before_hash:
+        out.send.append(task)
+        out.backup_positions.append(position)
+    elif uncertain and task.action == "update" and shows_body(task.body, remote.row(position)):
+        out.applied.append((task, remote.id_at(position)))
+    else:
+        out.stale.append((task, "changed since the plan was made"))
+        out.send.append(task)
+        out.backup_positions.append(position)
+
+
 def _uncertain(record: OpRecord | None) -> bool:
     """An operation that may have reached the service without us hearing that it did."""
     return record is not None and record.maybe_applied
-
-
-@dataclass
-class Checked:
-    """The stale check's verdict for the operations still to do."""
-
-    send: list[Task] = field(default_factory=list)
-    applied: list[tuple[Task, int | None]] = field(default_factory=list)  # found done remotely
-    stale: list[tuple[Task, str]] = field(default_factory=list)
-    backup_positions: list[int] = field(default_factory=list)
-
-
-def check_targets(
-    tasks: Iterable[Task], remote: Remote, records: Mapping[str, OpRecord]
-) -> Checked:
-    out = Checked()
-    tasks = list(tasks)
-    remote.hash_found(task for task in tasks if task.action != "create")
-    for task in tasks:
-        found = remote.positions(task.key_type, task.key)
-        uncertain = _uncertain(records.get(task.op))
-        if task.action == "create":
-            if not found:
-                out.send.append(task)
-            elif uncertain:
-                out.applied.append((task, remote.id_at(found[0])))
-            else:
-                out.stale.append((task, "already exists on the service"))
-                out.send.append(task)  # only sent when forced
-            continue
-        if not found:
-            if task.action == "delete" and uncertain:
-                out.applied.append((task, task.id))
-            else:
-                out.stale.append((task, "no longer on the service"))
-                out.send.append(task)  # only sent when forced
-            continue
-        if len(found) > 1:
-            out.stale.append((task, f"now on the service {len(found)} times"))
-            out.send.append(task)
-            out.backup_positions.extend(found)
-            continue
-        position = found[0]
-        if remote.hash_at(position) == task.before_hash:
-            out.send.append(task)
-            out.backup_positions.append(position)
-        elif uncertain and task.action == "update" and shows_body(task.body, remote.row(position)):
-            out.applied.append((task, remote.id_at(position)))
-        else:
-            out.stale.append((task, "changed since the plan was made"))
-            out.send.append(task)
-            out.backup_positions.append(position)
-    return out
 
 
 def stale_error(stale: Sequence[tuple[Task, str]]) -> PlanError:
