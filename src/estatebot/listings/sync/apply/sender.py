@@ -126,12 +126,10 @@ def _settled_without_sending(
     shows done (journaled done now, never sent again)."""
     out: dict[str, OpOutcome] = {}
     for task, record in checked.skipped:
-        out[task.op] = OpOutcome(
-            action=task.action,
-            key=task.key,
-            row=task.row,
-            id=record.id if record.id is not None else task.id,
-            outcome=SKIPPED,
+        out[task.op] = outcome_of(
+            task,
+            SKIPPED,
+            id=record.id,
             code=record.code,
             message=record.message,
             attempts=record.attempts or None,
@@ -141,12 +139,10 @@ def _settled_without_sending(
         if journal is not None:
             journal.record(task.op, "done", code=None, message=message, id=found_id)
         earlier = records.get(task.op)
-        out[task.op] = OpOutcome(
-            action=task.action,
-            key=task.key,
-            row=task.row,
-            id=found_id if found_id is not None else task.id,
-            outcome=DONE,
+        out[task.op] = outcome_of(
+            task,
+            DONE,
+            id=found_id,
             message=message,
             attempts=(earlier.attempts or None) if earlier is not None else None,
         )
@@ -241,12 +237,10 @@ class Runner:
                 id=id,
             )
         return [
-            OpOutcome(
-                action=t.action,
-                key=t.key,
-                row=t.row,
-                id=id if id is not None else t.id,
-                outcome=outcome,
+            outcome_of(
+                t,
+                outcome,
+                id=id,
                 code=code,
                 message=_join(t.note, message),
                 attempts=attempts,
@@ -510,6 +504,19 @@ def _delete_chunks(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:
     for group in by_type.values():
         for start in range(0, len(group), size):
             yield group[start : start + size]
+
+
+def outcome_of(task: Task, outcome: str, *, id: int | None = None, **details: Any) -> OpOutcome:
+    """The outcome of ``task``: its action, key and row, the ID the service gave (``id``, else the
+    plan's), and the ``details`` of :class:`OpOutcome` (code, message, attempts, ...)."""
+    return OpOutcome(
+        action=task.action,
+        key=task.key,
+        row=task.row,
+        id=id if id is not None else task.id,
+        outcome=outcome,
+        **details,
+    )
 
 
 def not_sent(task: Task, message: str) -> OpOutcome:
