@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from estatebot.listings.sync.report.apply_report import ApplyReport
     from estatebot.listings.sync.sync_plan import SyncPlan
 
-__all__ = ["TABLE", "ExitCode", "applied_code", "made_changes", "plan_code"]
+__all__ = ["TABLE", "ExitCode", "applied_code", "exit_code", "made_changes", "plan_code"]
 
 
 class ExitCode(IntEnum):
@@ -94,3 +94,24 @@ def applied_code(plan: SyncPlan, report: ApplyReport, *, detailed: bool = False)
     if plan.invalid or plan.held_back:
         return ExitCode.ROWS_NOT_SYNCED
     return ExitCode.CHANGES if made_changes(report) else ExitCode.OK
+
+
+def exit_code(
+    plan: SyncPlan,
+    report: ApplyReport | None,
+    *,
+    detailed: bool = False,
+    undo: bool = False,
+) -> ExitCode:
+    """The code of a guided run (``sync``, ``cleanup``, ``undo``), from what came of ``plan``:
+    ``report`` when it was carried out, None when there was nothing to apply.
+
+    An ``undo`` that leaves listings as they are (changed since the run, a unit nobody knows)
+    is 4, part of the work not done, with or without ``detailed``; otherwise the code of the
+    plan carried out (:func:`applied_code`) or of the plan made (:func:`plan_code`).
+    """
+    if undo and (plan.invalid or plan.held_back):
+        return ExitCode.FAILED
+    if report is None:
+        return plan_code(plan, detailed=detailed)
+    return applied_code(plan, report, detailed=detailed)

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["Block", "err_console", "out_console", "print_block", "safe"]
+__all__ = ["Block", "Line", "err_console", "out_console", "print_block", "print_lines", "safe"]
 
 # C0 controls but tab and newline, DEL, and C1 controls (ESC, CSI, OSC, ... can all drive a
 # terminal).
@@ -82,3 +83,18 @@ def print_block(console: Console, block: Block) -> None:
         shown = (block.prefix.copy() if number == 0 else Text(" " * hang)) + line
         shown.rstrip()
         console.print(shown, soft_wrap=True)
+
+
+#: One line of a view, as a view hands it to :func:`print_lines`: a :class:`Block` (wrapped
+#: under its prefix) or a ``Text`` printed as it is (a heading, a blank line).
+Line = Block | Text
+
+
+def print_lines(console: Console, lines: Iterable[Line]) -> None:
+    """Print a view's ``lines`` in order: a :class:`Block` by :func:`print_block`, a ``Text`` as
+    it is (never wrapped, so a command or a path can be copied whole)."""
+    for line in lines:
+        if isinstance(line, Block):
+            print_block(console, line)
+        else:
+            console.print(line)

@@ -104,11 +104,19 @@ def carry_out(
     """
     from estatebot.listings.sync.apply.phases import apply_plan
 
-    try:
+    with _resumable(plan, files, serial, resume_hint):
         options = apply_options(files, flags, progress, guards)
         return apply_plan(plan, client, serial, options=options)
+
+
+@contextmanager
+def _resumable(plan: SyncPlan, files: Files, serial: str, hint: str | None) -> Iterator[None]:
+    """On Ctrl-C in the block: say how much of ``plan`` is done and the command that resumes
+    it, then exit 130."""
+    try:
+        yield
     except KeyboardInterrupt:
-        _interrupted(plan, files, serial, resume_hint)
+        _interrupted(plan, files, serial, hint)
         raise typer.Exit(ExitCode.INTERRUPTED) from None
 
 

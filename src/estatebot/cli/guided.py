@@ -1,12 +1,14 @@
-"""The guided apply of ``sync``, ``cleanup`` and ``undo``: show, save, ask, apply, report, resume.
+"""The guided apply of ``sync``, ``cleanup`` and ``undo``: save, ask, apply, report, resume.
 
-A plan with something to do gets a run folder (:mod:`~estatebot.cli.runs`) holding the plan,
-its workbook, the journal, the backup and the report; the person is asked (``--yes`` for jobs;
-without a terminal nothing is asked and nothing applied); the apply is journaled and backed up;
-the report is shown and saved. The same command run again after an interruption finds the run
-still ``applying`` and resumes its plan, unless ``--no-resume``; a command that asks for
-something else is refused, and a damaged run folder named (the rules are in
-:mod:`~estatebot.cli.resuming`).
+Each command shows the plan it made (:func:`~estatebot.cli.plan_view.render_plan`) and hands it
+to :meth:`Guided.apply_new`, which takes it to its end and exits once, with the code of what
+came of it (:func:`~estatebot.cli.codes.exit_code`). A plan with something to do gets a run
+folder (:mod:`~estatebot.cli.runs`) holding the plan, its workbook, the journal, the backup and
+the report; the person is asked (``--yes`` for jobs; without a terminal nothing is asked and
+nothing applied); the apply is journaled and backed up; the report is shown and saved. The
+same command run again after an interruption finds the run still ``applying`` and resumes its
+plan, unless ``--no-resume``; a command that asks for something else is refused, and a damaged
+run folder named (the rules are in :mod:`~estatebot.cli.resuming`).
 
 An ``undo`` is such a run too, bound to the run it undoes; what it cannot do (a listing changed
 since that run, a unit nobody knows) makes it exit 4, "part of the work could not be done".
@@ -47,9 +49,14 @@ from estatebot.cli.runs import (
 if TYPE_CHECKING:
     from estatebot.api.client import Client
     from estatebot.listings.sync.apply.held_lock import HeldLock
+    from estatebot.listings.sync.report.apply_report import ApplyReport
     from estatebot.listings.sync.sync_plan import SyncPlan
 
-__all__ = ["Guided", "RunFlags", "RunsDirOption"]
+__all__ = ["RUN_WORKBOOK", "Guided", "RunFlags", "RunsDirOption"]
+
+#: Where every row of a plan that a guided run shows is found: the run's workbook (named in
+#: the "... and N more" line of a section the terminal cuts short).
+RUN_WORKBOOK = "the run's plan.xlsx"
 
 #: ``--runs-dir``: where each run keeps its files (``sync``, ``cleanup`` and ``apply``).
 RunsDirOption = Annotated[
@@ -207,31 +214,27 @@ class Guided:
             )
         render_plan(
             self.console, left, detail=self.show.detail, max_rows=self.show.max_rows,
-            where="the run's plan.xlsx",
+            where=RUN_WORKBOOK,
         )  # fmt: skip
-        self._confirm_and_apply(plan, run, resumed=True)
+        report = self._apply_in(run, plan, resumed=True)
+        raise typer.Exit(self.exits.code(plan, report, undo=self.kind == "undo"))
 
     # -- a new plan
 
     def apply_new(self, plan: SyncPlan) -> NoReturn:
-        """Show ``plan``; when it has work, save it in a new run, ask, apply and report."""
-        render_plan(
-            self.console, plan, detail=self.show.detail, max_rows=self.show.max_rows,
-            where="the run's plan.xlsx",
-        )  # fmt: skip
+        """Carry out ``plan``, which the command has shown (pointing at :data:`RUN_WORKBOOK`):
+        when it has work, save it in a new run, ask, apply and report; then exit with the code
+        of what came of it."""
+        report: ApplyReport | None = None
         if plan.is_empty:
             self.console.print(self._nothing_to_do(plan))
-            raise typer.Exit(self._left_undone(plan) or self.exits.plan_code(plan))
-        run = new_run(
-            self.runs.runs_dir, self.kind, serial=self.serial, service=self.service,
-            sheet=self.sheet, undoes=self.undoes,
-        )  # fmt: skip
-        plan.save(run.plan_path)
-        plan.to_excel(run.preview_path)
-        self.console.print(
-            f"Saved in {shown_path(run.folder)}: plan.json (the plan), plan.xlsx (its workbook)."
-        )
-        self._confirm_and_apply(plan, run, resumed=False)
+        else:
+            run = new_run(
+                self.runs.runs_dir, self.kind, serial=self.serial, service=self.service,
+                sheet=self.sheet, undoes=self.undoes,
+            )  # fmt: skip
+            report = self._apply_in(run, plan, resumed=False)
+        raise typer.Exit(self.exits.code(plan, report, undo=self.kind == "undo"))
 
     def _nothing_to_do(self, plan: SyncPlan) -> Text:
         if self.kind == "undo":
@@ -248,8 +251,16 @@ class Guided:
 
     # -- asking and applying
 
-    def _confirm_and_apply(self, plan: SyncPlan, run: Run, *, resumed: bool) -> NoReturn:
+    def _apply_in(self, run: Run, plan: SyncPlan, *, resumed: bool) -> ApplyReport:
+        """``plan`` carried out in ``run``: saved there (a new run), asked for, applied with the
+        run's journal and backup, and its report shown and saved; the report."""
         if not resumed:
+            plan.save(run.plan_path)
+            plan.to_excel(run.preview_path)
+            self.console.print(
+                f"Saved in {shown_path(run.folder)}: plan.json (the plan), plan.xlsx (its "
+                "workbook)."
+            )
             run.fingerprint = dict(self.fingerprint)
             run.mark("planned")
         if self.lock is not None:
@@ -284,15 +295,7 @@ class Guided:
                 "The sheet was not read again: run the same command again to plan it against "
                 "the service as it is now."
             )
-        raise typer.Exit(self._left_undone(plan) or self.exits.applied_code(plan, report))
-
-    def _left_undone(self, plan: SyncPlan) -> ExitCode | None:
-        """4 for an undo that leaves listings as they are (changed since the run, or a unit
-        nobody knows): part of the work could not be done, with or without
-        ``--detailed-exitcode``."""
-        if self.kind == "undo" and (plan.invalid or plan.held_back):
-            return ExitCode.FAILED
-        return None
+        return report
 
     def _not_applied(self, answer: Answer, files: Files) -> NoReturn:
         if answer is Answer.NO_TERMINAL:

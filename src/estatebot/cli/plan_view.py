@@ -5,10 +5,13 @@ before -> after under it), ``-`` delete; ``!`` a value held back and ``x`` an in
 row, column and reason; ``.`` a create not made. Notes and refusals follow, then the one-line
 summary. ``detail`` chooses how much: ``summary`` (counts, notes), ``changes`` (the default) or
 ``full`` (every field of a created or deleted listing); ``max_rows`` caps each section (0: no
-cap), saying how many more there are and where to see them.
+cap), saying how many more there are and where to see them. A plan made from a sheet is shown
+after the sheet as read: its headline and the reader's warnings the plan does not show itself.
 
-Every text from the sheet, the service or the library passes through
-:func:`~estatebot.cli.console.safe` and :func:`~estatebot.cli.error_messages.in_cli_terms`.
+The view is built whole first (:func:`plan_lines`), every text from the sheet, the service or
+the library put through :func:`~estatebot.cli.error_messages.in_cli_terms` and
+:func:`~estatebot.cli.console.safe` on the way, and then handed to the console to print
+(:func:`~estatebot.cli.console.print_lines`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import pandas as pd
 from rich.console import Console
 from rich.text import Text
 
-from estatebot.cli.console import Block, print_block, safe
+from estatebot.cli.console import Block, Line, print_lines, safe
 from estatebot.cli.error_messages import in_cli_terms
 from estatebot.cli.values import change_text, currency_of, plain_value, value_text
 
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from estatebot.listings.sync.plan.artifact import PlanArtifact
     from estatebot.listings.sync.plan.operations import Change, HeldBack, InvalidRow, PlannedOp
 
-__all__ = ["Detail", "render_plan", "render_sheet"]
+__all__ = ["Detail", "plan_lines", "render_plan"]
 
 
 class Detail(StrEnum):
@@ -54,8 +57,9 @@ _UNIT_WORDS = {"Square Feet": "sq ft", "Square Meters": "m²"}
 
 
 def _text(value: object) -> str:
-    """Library or sheet text, made safe and put in the command line's terms."""
-    return safe(in_cli_terms(str(value)))
+    """Library or sheet text, put in the command line's terms and made safe."""
+    said = in_cli_terms(str(value))
+    return safe(said)
 
 
 # --------------------------------------------------------------------------- lines
@@ -228,117 +232,127 @@ def _invalid_lines(bad: InvalidRow) -> list[Block]:
 
 
 def _section(
-    console: Console,
     title: str,
     items: Sequence[Any],
     lines_of: Callable[[Any], list[Block]],
     max_rows: int,
     more_hint: str,
-) -> None:
+) -> list[Line]:
     if not items:
-        return
-    console.print(Text(f"{title} ({len(items)}):", style="bold"))
+        return []
     shown = items if max_rows <= 0 else items[:max_rows]
+    lines: list[Line] = [Text(f"{title} ({len(items)}):", style="bold")]
     for item in shown:
-        for block in lines_of(item):
-            print_block(console, block)
+        lines += lines_of(item)
     if len(items) > len(shown):
         hidden = len(items) - len(shown)
-        print_block(
-            console, Block(Text("  "), Text(f"... and {hidden} more {more_hint}", "italic"))
-        )
-    console.print()
+        lines += [Block(Text("  "), Text(f"... and {hidden} more {more_hint}", "italic"))]
+    return [*lines, Text()]
+
+
+def _headline(plan: PlanArtifact) -> list[Line]:
+    """What the plan is made against, and the signs of the actions it has."""
+    legend = Text("  ")
+    present = [kind for kind, ops in (("create", plan.creates), ("update", plan.updates),
+                                      ("delete", plan.deletes)) if ops]  # fmt: skip
+    for number, kind in enumerate(present):
+        sign, style = SIGNS[kind]
+        legend.append("   " if number else "")
+        legend.append(f"{sign} ", style=style)
+        legend.append(kind)
+    heading = f"Plan by {plan.key_type} against {plan.remote_count} listings on the service:"
+    return [Text(heading, style="bold"), legend, Text()]
+
+
+def _remarks(plan: PlanArtifact) -> list[Line]:
+    """The plan's refusals, then its notes."""
+    said = [("Refused: ", "bold red", "red", text) for text in plan.refusals]
+    said += [("Note: ", "dim", "dim", text) for text in plan.notes]
+    lines: list[Line] = [
+        Block(Text(label, label_style), Text(_text(text), style))
+        for label, label_style, style, text in said
+    ]
+    return [*lines, Text()] if lines else []
+
+
+def plan_lines(
+    plan: PlanArtifact,
+    *,
+    sheet: Sheet | None = None,
+    detail: Detail = Detail.CHANGES,
+    max_rows: int = 50,
+    where: str = "",
+) -> list[Line]:
+    """Every line :func:`render_plan` prints, in order, each text from the sheet, the service
+    or the library already in the command line's terms and made safe."""
+    more = f"(--max-rows 0 shows all{'; every row is in ' + where if where else ''})"
+    lines: list[Line] = [] if sheet is None else _sheet_lines(sheet, plan, max_rows)
+    if detail is not Detail.SUMMARY:
+        if not plan.is_empty:
+            lines += _headline(plan)
+
+        def ops(op: PlannedOp) -> list[Block]:
+            return _op_lines(op, detail)
+
+        lines += _section("Create", plan.creates, ops, max_rows, more)
+        lines += _section("Update", plan.updates, ops, max_rows, more)
+        lines += _section("Delete", plan.deletes, ops, max_rows, more)
+        lines += _section("Not created", plan.skipped_create, ops, max_rows, more)
+    # A whole update held back is the plan's doing; a value held back, the reader's warning.
+    held_title = (
+        "Held back" if any(h.whole for h in plan.held_back) else "Held back (the reader warned)"
+    )
+    lines += _section(held_title, plan.held_back, _held_lines, max_rows, more)
+    lines += _section("Invalid rows", plan.invalid, _invalid_lines, max_rows, more)
+    lines += _remarks(plan)
+    return [*lines, Text(f"Plan: {plan.summary()}", style="bold")]
 
 
 def render_plan(
     console: Console,
     plan: PlanArtifact,
     *,
+    sheet: Sheet | None = None,
     detail: Detail = Detail.CHANGES,
     max_rows: int = 50,
     where: str = "",
 ) -> None:
-    """Show ``plan``: per listing what happens (by ``detail``), then notes and the summary.
+    """Show ``plan``: per listing what happens (by ``detail``), then notes and the summary;
+    first, when given, the ``sheet`` it was planned from, as read (its headline and warnings).
 
     ``where`` names the file holding every row (the plan's workbook), for the "... and N more"
     lines of a capped section.
     """
-    more = f"(--max-rows 0 shows all{'; every row is in ' + where if where else ''})"
-    if detail is not Detail.SUMMARY and not plan.is_empty:
-        console.print(
-            Text(
-                f"Plan by {plan.key_type} against {plan.remote_count} listings on the service:",
-                style="bold",
-            )
-        )
-        legend = Text("  ")
-        present = [kind for kind, ops in (("create", plan.creates), ("update", plan.updates),
-                                          ("delete", plan.deletes)) if ops]  # fmt: skip
-        for number, kind in enumerate(present):
-            sign, style = SIGNS[kind]
-            legend.append("   " if number else "")
-            legend.append(f"{sign} ", style=style)
-            legend.append(kind)
-        console.print(legend)
-        console.print()
-    if detail is not Detail.SUMMARY:
-
-        def ops(op: PlannedOp) -> list[Block]:
-            return _op_lines(op, detail)
-
-        _section(console, "Create", plan.creates, ops, max_rows, more)
-        _section(console, "Update", plan.updates, ops, max_rows, more)
-        _section(console, "Delete", plan.deletes, ops, max_rows, more)
-        _section(console, "Not created", plan.skipped_create, ops, max_rows, more)
-    # A whole update held back is the plan's doing; a value held back, the reader's warning.
-    held_title = (
-        "Held back" if any(h.whole for h in plan.held_back) else "Held back (the reader warned)"
-    )
-    _section(console, held_title, plan.held_back, _held_lines, max_rows, more)
-    _section(console, "Invalid rows", plan.invalid, _invalid_lines, max_rows, more)
-    for refusal in plan.refusals:
-        print_block(console, Block(Text("Refused: ", "bold red"), Text(_text(refusal), "red")))
-    for note in plan.notes:
-        print_block(console, Block(Text("Note: ", "dim"), Text(_text(note), "dim")))
-    if plan.refusals or plan.notes:
-        console.print()
-    console.print(Text(f"Plan: {plan.summary()}", style="bold"))
+    lines = plan_lines(plan, sheet=sheet, detail=detail, max_rows=max_rows, where=where)
+    print_lines(console, lines)
 
 
 # --------------------------------------------------------------------------- the sheet
 
 
-def render_sheet(
-    console: Console,
-    sheet: Sheet,
-    *,
-    plan: PlanArtifact | None = None,
-    max_rows: int = 50,
-) -> None:
-    """The sheet as read: its headline, then its warnings (those a plan holds back are shown
+def _sheet_lines(sheet: Sheet, plan: PlanArtifact, max_rows: int) -> list[Line]:
+    """The sheet as read: its headline, then its warnings (those the plan holds back are shown
     with the plan, and errors as the plan's invalid rows)."""
-    console.print(Text(f"Read {safe(sheet.source)}: {sheet.headline()}", style="bold"))
-    held = {(h.row, h.column) for h in plan.held_back} if plan is not None else set()
-    issues = sheet.issues
-    shown: list[Block] = []
-    for record in issues.to_dict("records"):
+    held = {(h.row, h.column) for h in plan.held_back}
+    shown: list[Line] = []
+    for record in sheet.issues.to_dict("records"):
         row = None if pd.isna(record["row"]) else int(record["row"])
         sheet_level = row is None
         if record["severity"] != "warning" and not sheet_level:
             continue  # an error rejects its row: the plan lists it, with its reasons
-        if plan is not None and sheet_level and record["severity"] == "error":
+        if sheet_level and record["severity"] == "error":
             continue  # the plan's notes carry it ("sheet: ...")
         column = record["column"] if isinstance(record["column"], str) else record["field"]
         if (row, column) in held:
             continue
-        shown.append(_issue_line(row, column, record["value"], record["message"]))
+        shown += [_issue_line(row, column, record["value"], record["message"])]
     limit = len(shown) if max_rows <= 0 else max_rows
-    for block in shown[:limit]:
-        print_block(console, block)
+    lines: list[Line] = [Text(f"Read {safe(sheet.source)}: {sheet.headline()}", style="bold")]
+    lines += shown[:limit]
     if len(shown) > limit:
         more = f"... and {len(shown) - limit} more warnings (--max-rows 0 shows all)"
-        print_block(console, Block(Text("  "), Text(more, "italic")))
-    console.print()
+        lines += [Block(Text("  "), Text(more, "italic"))]
+    return [*lines, Text()]
 
 
 def _issue_line(row: int | None, column: Any, value: Any, message: Any) -> Block:

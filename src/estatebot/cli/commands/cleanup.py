@@ -16,7 +16,8 @@ from estatebot.cli.flags.shared_options import (
     SerialOption,
     listing_statuses,
 )
-from estatebot.cli.guided import Guided, RunFlags
+from estatebot.cli.guided import RUN_WORKBOOK, Guided, RunFlags
+from estatebot.cli.plan_view import render_plan
 from estatebot.cli.resuming import check_resume_flags
 from estatebot.cli.run_fingerprint import cleanup_fingerprint
 from estatebot.cli.run_lock import holding_chatbot
@@ -106,5 +107,8 @@ def cleanup(
             min_days_on_market=min_days_on_market,
             key=key.value,
             **guards.options(),
+        )
+        render_plan(
+            guided.console, made, detail=show.detail, max_rows=show.max_rows, where=RUN_WORKBOOK
         )
         guided.apply_new(made)

@@ -14,7 +14,7 @@ from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import GuardFlags, ShowFlags, SyncFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
 from estatebot.cli.flags.sheet_options import SheetFlags, read_with_flags
-from estatebot.cli.plan_view import render_plan, render_sheet
+from estatebot.cli.plan_view import render_plan
 from estatebot.cli.report_view import shown_path
 
 __all__ = ["plan"]
@@ -71,10 +71,10 @@ def plan(
     made = plan_sync(read, remote, **planning.options(), **guards.options())
     preview = out.with_suffix(".xlsx")
     console = out_console()
-    render_sheet(console, read, plan=made, max_rows=show.max_rows)
     render_plan(
-        console, made, detail=show.detail, max_rows=show.max_rows, where=shown_path(preview)
-    )
+        console, made, sheet=read, detail=show.detail, max_rows=show.max_rows,
+        where=shown_path(preview),
+    )  # fmt: skip
     made.save(out)
     made.to_excel(preview)
     console.print(f"Saved: {shown_path(out)} (the plan), {shown_path(preview)} (its workbook).")

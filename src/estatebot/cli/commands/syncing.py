@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from estatebot.cli.commands.planning import SheetArgument
-from estatebot.cli.console import out_console
 from estatebot.cli.flags.exit_options import ExitFlags
 from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import ApplyFlags, GuardFlags, ShowFlags, SyncFlags
 from estatebot.cli.flags.run_options import LockFlags, ResumeFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption
 from estatebot.cli.flags.sheet_options import SheetFlags, read_with_flags
-from estatebot.cli.guided import Guided, RunFlags
-from estatebot.cli.plan_view import render_sheet
+from estatebot.cli.guided import RUN_WORKBOOK, Guided, RunFlags
+from estatebot.cli.plan_view import render_plan
 from estatebot.cli.resuming import check_resume_flags
 from estatebot.cli.run_fingerprint import sync_fingerprint
 from estatebot.cli.run_lock import holding_chatbot
@@ -75,5 +74,8 @@ def sync(
         read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
         remote = pull_listings(client, serial, progress=progress)
         made = plan_sync(read, remote, **planning.options(), **guards.options())
-        render_sheet(out_console(), read, plan=made, max_rows=show.max_rows)
+        render_plan(
+            guided.console, made, sheet=read, detail=show.detail, max_rows=show.max_rows,
+            where=RUN_WORKBOOK,
+        )  # fmt: skip
         guided.apply_new(made)

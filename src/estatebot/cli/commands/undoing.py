@@ -19,7 +19,8 @@ from estatebot.cli.flags.option_groups import with_flags
 from estatebot.cli.flags.plan_options import ApplyFlags, ShowFlags
 from estatebot.cli.flags.run_options import LockFlags, ResumeFlags
 from estatebot.cli.flags.shared_options import ProgressOption, SerialOption, parse_pairs
-from estatebot.cli.guided import Guided, RunFlags
+from estatebot.cli.guided import RUN_WORKBOOK, Guided, RunFlags
+from estatebot.cli.plan_view import render_plan
 from estatebot.cli.report_view import shown_path
 from estatebot.cli.resuming import check_resume_flags
 from estatebot.cli.run_fingerprint import undo_fingerprint
@@ -117,6 +118,9 @@ def undo(
             client, serial, target, defaults=defaults, sent_values=applying.sent(),
             progress=progress,
         )  # fmt: skip
+        render_plan(
+            guided.console, made, detail=show.detail, max_rows=show.max_rows, where=RUN_WORKBOOK
+        )
         guided.apply_new(SyncPlan.of(made))
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from estatebot.cli.codes import ExitCode, applied_code, plan_code
+from estatebot.cli.codes import ExitCode, applied_code, exit_code, plan_code
 
 if TYPE_CHECKING:
     from estatebot.listings.sync.report.apply_report import ApplyReport
@@ -37,9 +37,14 @@ class ExitFlags:
     ] = False
 
     def plan_code(self, plan: SyncPlan) -> ExitCode:
-        """The exit code of a plan made (or found to have nothing to apply)."""
+        """The exit code of a plan made and saved, not applied (``plan``)."""
         return plan_code(plan, detailed=self.detailed_exitcode)
 
     def applied_code(self, plan: SyncPlan, report: ApplyReport) -> ExitCode:
-        """The exit code of a plan carried out, as ``report`` tells it."""
+        """The exit code of a plan carried out, as ``report`` tells it (``apply``)."""
         return applied_code(plan, report, detailed=self.detailed_exitcode)
+
+    def code(self, plan: SyncPlan, report: ApplyReport | None, *, undo: bool = False) -> ExitCode:
+        """The exit code of a guided run, from what came of ``plan`` (see
+        :func:`~estatebot.cli.codes.exit_code`)."""
+        return exit_code(plan, report, detailed=self.detailed_exitcode, undo=undo)

@@ -13,16 +13,16 @@ cut, and the cells so changed are named in a warning).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from openpyxl import Workbook
 from openpyxl.styles import PatternFill
 
-from estatebot._safe_cells import SheetWriter, plain_value, warn_changes
+from estatebot._safe_cells import Table, plain_value, warn_changes, write_tables
 from estatebot.listings import schema
 from estatebot.listings.sync.plan.operations import PlannedOp
 from estatebot.listings.sync.values.tidy import clean_extension
@@ -127,41 +127,77 @@ def to_frame(
 # --------------------------------------------------------------------------- Excel
 
 
+#: The columns a sheet of listings may have before the listing's fields, read off the operation.
+_LEAD: dict[str, Callable[[PlannedOp], Any]] = {
+    "key": lambda op: op.key,
+    "row": lambda op: op.row,
+    "ID": lambda op: op.id,
+    "reason": lambda op: op.reason,
+    "changed": lambda op: ", ".join(c.field for c in op.changes),
+}
+
+
+def _table(
+    title: str, header: Sequence[str], rows: Iterable[Sequence[Any]], **wider: float
+) -> Table:
+    """A sheet whose columns are as wide as their names (10 to 40 characters) unless ``wider``."""
+    sized = {name: float(max(10, min(40, len(name) + 4))) for name in header}
+    return Table(title, header, rows, widths={**sized, **wider})
+
+
+def _listing_table(title: str, lead: Sequence[str], ops: Sequence[PlannedOp]) -> Table:
+    """The sheet ``title`` of one listing per row: the columns ``lead``, then the listing's values
+    once the operation is done. Where ``lead`` says what changed, each changed cell is filled
+    yellow and carries the previous value as a comment. Rows are made as they are written."""
+    rows = ([*(_LEAD[name](op) for name in lead), *values_after(op).values()] for op in ops)
+    table = _table(title, [*lead, *_FIELDS], rows)
+    if "changed" not in lead:
+        return table
+    column_of = {name: index for index, name in enumerate(table.header)}
+    comments = (
+        {column_of[c.field]: f"before: {_comment_value(c.before)}" for c in op.changes}
+        for op in ops
+    )
+    return replace(table, comments=comments, comment_fill=_FILL)
+
+
 def _comment_value(value: Any) -> str:
     shown = plain_value(value)
     return "(empty)" if shown is None else str(shown)
 
 
-class _Book:
-    """The plan's workbook: sheets written a row at a time (write-only, so the time grows with
-    the cells, however many), and every cell changed to fit remembered for one warning."""
-
-    def __init__(self) -> None:
-        self.book = Workbook(write_only=True)
-        self.writers: list[SheetWriter] = []
-
-    def sheet(
-        self,
-        title: str,
-        header: Sequence[str],
-        rows: Iterable[Sequence[Any]] = (),
-        *,
-        widths: dict[str, float] | None = None,
-    ) -> SheetWriter:
-        """A new sheet with a bold, frozen header, and ``rows`` written to it."""
-        sized = {name: float(max(10, min(40, len(name) + 4))) for name in header}
-        writer = SheetWriter(self.book, title, header, widths={**sized, **(widths or {})})
-        for values in rows:
-            writer.append(values)
-        self.writers.append(writer)
-        return writer
-
-    def save(self, target: Path) -> Path:
-        self.book.save(target)
-        # Pointed at the caller of PlanArtifact.to_excel, through view.to_excel and this.
-        changes = [c for w in self.writers for c in w.changes]
-        warn_changes(changes, target.name, stacklevel=5)
-        return target
+def _tables(plan: ShownPlan) -> list[Table]:
+    """Every sheet of the plan's workbook, in order, with its rows (made as they are written);
+    those of held-back values, kept listings and skipped creates only when there are any."""
+    summary: list[Sequence[Any]] = [*plan.counts().items()]
+    summary += [
+        ("key type", plan.key_type),
+        ("remote listings", plan.remote_count),
+        ("fingerprint", plan.fingerprint),
+        ("created at", plan.created_at),
+    ]
+    summary += [("refused", text) for text in plan.refusals]
+    summary += [("note", text) for text in plan.notes]
+    held = ((h.row, h.key, h.id, h.field, h.column, h.value, h.message) for h in plan.held_back)
+    tables = [
+        _table("Summary", ["item", "value"], summary, value=80),
+        _listing_table("Create", ["key", "row"], plan.creates),
+        _listing_table("Update", ["key", "row", "ID", "changed"], plan.updates),
+        _listing_table("Delete", ["key", "ID", "row", "reason"], plan.deletes),
+        _table("Invalid", ["row", "key", "ID", "reasons"], (
+            (r.row, r.key, r.id, "; ".join(r.reasons)) for r in plan.invalid
+        )),
+        _table("Held back", ["row", "key", "ID", "field", "column", "value", "why"], held),
+        _table("Unchanged", ["key", "row", "ID"], ((r.key, r.row, r.id) for r in plan.unchanged)),
+        _table("Kept", ["key", "ID"], ((r.key, r.id) for r in plan.kept)),
+        _listing_table("Skipped create", ["key", "row"], plan.skipped_create),
+    ]  # fmt: skip
+    when_any = {
+        "Held back": plan.held_back,
+        "Kept": plan.kept,
+        "Skipped create": plan.skipped_create,
+    }
+    return [table for table in tables if when_any.get(table.title, True)]
 
 
 def to_excel(plan: ShownPlan, path: str | PathLike[str]) -> Path:
@@ -172,59 +208,12 @@ def to_excel(plan: ShownPlan, path: str | PathLike[str]) -> Path:
     sheets when there are any. Text goes in by the rules of :mod:`estatebot._safe_cells`: never a
     formula; characters a cell cannot hold removed, and text longer than a cell holds cut (the
     saved plan keeps every value whole), each cell so changed named in one ``CellWarning``.
+    The sheets are described first (:func:`_tables`), then written in one pass, a row at a time
+    (write-only: the time grows with the cells, however many, and no row is kept once written).
     """
-    book = _Book()
-    counts = plan.counts()
-    lines: list[Sequence[Any]] = [(name, count) for name, count in counts.items()]
-    lines += [
-        ("key type", plan.key_type),
-        ("remote listings", plan.remote_count),
-        ("fingerprint", plan.fingerprint),
-        ("created at", plan.created_at),
-    ]
-    lines += [("refused", text) for text in plan.refusals]
-    lines += [("note", text) for text in plan.notes]
-    book.sheet("Summary", ["item", "value"], lines, widths={"value": 80})
-    book.sheet(
-        "Create",
-        ["key", "row", *_FIELDS],
-        ([op.key, op.row, *values_after(op).values()] for op in plan.creates),
-    )
-    header = ["key", "row", "ID", "changed", *_FIELDS]
-    update = book.sheet("Update", header)
-    column_of = {name: index for index, name in enumerate(header)}
-    for op in plan.updates:
-        update.append(
-            [op.key, op.row, op.id, ", ".join(c.field for c in op.changes),
-             *values_after(op).values()],
-            comments={
-                column_of[c.field]: f"before: {_comment_value(c.before)}" for c in op.changes
-            },
-            comment_fill=_FILL,
-        )  # fmt: skip
-    book.sheet(
-        "Delete",
-        ["key", "ID", "row", "reason", *_FIELDS],
-        ([op.key, op.id, op.row, op.reason, *values_after(op).values()] for op in plan.deletes),
-    )
-    book.sheet(
-        "Invalid",
-        ["row", "key", "ID", "reasons"],
-        ([r.row, r.key, r.id, "; ".join(r.reasons)] for r in plan.invalid),
-    )
-    if plan.held_back:
-        book.sheet(
-            "Held back",
-            ["row", "key", "ID", "field", "column", "value", "why"],
-            ([h.row, h.key, h.id, h.field, h.column, h.value, h.message] for h in plan.held_back),
-        )
-    book.sheet("Unchanged", ["key", "row", "ID"], ([r.key, r.row, r.id] for r in plan.unchanged))
-    if plan.kept:
-        book.sheet("Kept", ["key", "ID"], ([r.key, r.id] for r in plan.kept))
-    if plan.skipped_create:
-        book.sheet(
-            "Skipped create",
-            ["key", "row", *_FIELDS],
-            ([op.key, op.row, *values_after(op).values()] for op in plan.skipped_create),
-        )
-    return book.save(Path(path))
+    target = Path(path)
+    tables = _tables(plan)
+    changes = write_tables(target, tables)
+    # Pointed at the caller of PlanArtifact.to_excel, through SyncPlan.to_excel and this.
+    warn_changes(changes, target.name, stacklevel=4)
+    return target
