@@ -3,13 +3,14 @@
 Writes a ``--rows`` × 30-column xlsx export (a disclaimer row, ZIP codes as numbers under a
 ``00000`` format: see :mod:`bench.sheets`), then reads it with ``engine="openpyxl"`` (the
 reader before calamine, the baseline) and with the default engine, in one run, and checks the
-two give the same frame and the same issues. The fast read's peak memory is measured in a
-child process (calamine's memory is not Python's, so tracemalloc would not see it): the peak
-resident size over the size just before the read (see :mod:`bench._memory`), against the final
-frame's size. Beside it, the floor: what calamine alone holds for the sheet, before any of the
-reader's own work.
+two give the same frame and the same issues. The default engine reads such a sheet by columns:
+fastexcel gives calamine's parse as Arrow columns, typed a column at a time with no Python
+object per cell. The fast read's peak memory is measured in a child process (calamine's memory
+is not Python's, so tracemalloc would not see it): the peak resident size over the size just
+before the read (see :mod:`bench._memory`), against the final frame's size. Beside it, the
+floor: what calamine alone holds for the sheet, before any of the reader's own work.
 
-Targets: at least 8x faster than openpyxl, same frame and issues, peak memory under 3x the
+Targets: at least 12x faster than openpyxl, same frame and issues, peak memory at most 4x the
 frame. Exits with 1 when a target is missed.
 
     python -m bench.bench_read --rows 50000
@@ -31,8 +32,8 @@ import pandas as pd
 from bench.sheets import export_of
 from estatebot.listings.sheet.read import read_sheet
 
-SPEED_TARGET = 8.0
-MEMORY_TARGET = 3.0
+SPEED_TARGET = 12.0
+MEMORY_TARGET = 4.0
 
 _MEASURE = """
 import json, sys
@@ -47,9 +48,19 @@ frame = int(sheet.frame.memory_usage(deep=True).sum())
 print(json.dumps({"before": before, "peak": high, "frame": frame}))
 """
 
-# What calamine alone holds, before any of the reader's own work: its parsed sheet (compiled
-# memory), then that and the sheet's values as Python lists (``to_python``), which every
-# reader built on it starts from. With the final frame, this is the floor of the read's peak.
+# What calamine alone holds, before any of the reader's own work: the peak of fastexcel's parse
+# of the sheet into Arrow columns (what the columnar read starts from: calamine holds the whole
+# sheet while the columns are made), then calamine's parsed sheet (compiled memory), and that
+# with the sheet's values as Python lists (``to_python``), which the cell-by-cell read starts
+# from. With the final frame, the first is the floor of the default read's peak.
+_ARROW_FLOOR = """
+import json, sys
+import fastexcel
+from bench._memory import peak, reset_peak
+before = reset_peak()
+columns = fastexcel.read_excel(sys.argv[1]).load_sheet(0, header_row=0, eager=True)
+print(json.dumps({"arrow": peak() - before}))
+"""
 _FLOOR = """
 import json, sys
 import python_calamine
@@ -64,11 +75,14 @@ print(json.dumps({"sheet": parsed - before, "with_values": resident() - before})
 
 
 def calamine_floor(path: Path) -> dict[str, int]:
-    """The memory calamine alone holds for the sheet, and with its values as Python lists."""
-    done = subprocess.run(
-        [sys.executable, "-c", _FLOOR, str(path)], check=True, capture_output=True, text=True
-    )
-    measured: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
+    """The peak of fastexcel's parse into Arrow columns, the memory calamine alone holds for the
+    sheet, and that with its values as Python lists (each in a process of its own)."""
+    measured: dict[str, int] = {}
+    for script in (_ARROW_FLOOR, _FLOOR):
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(path)], check=True, capture_output=True, text=True
+        )
+        measured.update(json.loads(done.stdout.strip().splitlines()[-1]))
     return measured
 
 
@@ -123,15 +137,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  same frame: {same_frame}, same issues: {same_issues} ({len(fast.issues)} issues)")
     print(
         f"  peak memory of the read: {used / 1e6:.0f} MB over {memory['before'] / 1e6:.0f} MB, "
-        f"frame {memory['frame'] / 1e6:.0f} MB: {times:.2f}x (target < {MEMORY_TARGET:g}x)"
+        f"frame {memory['frame'] / 1e6:.0f} MB: {times:.2f}x (target <= {MEMORY_TARGET:g}x)"
     )
     print(
         f"  (openpyxl's read: {(baseline_memory['peak'] - baseline_memory['before']) / 1e6:.0f} MB)"
     )
     frame_mb = memory["frame"] / 1e6
     print(
-        f"  floor: calamine's parsed sheet alone {floor['sheet'] / 1e6:.0f} MB, with its values as "
-        f"Python lists {floor['with_values'] / 1e6:.0f} MB; with the frame, "
+        f"  floor: fastexcel's parse into Arrow columns peaks at {floor['arrow'] / 1e6:.0f} MB "
+        f"({floor['arrow'] / 1e6 / frame_mb:.2f}x the frame); calamine's parsed sheet alone "
+        f"{floor['sheet'] / 1e6:.0f} MB, with its values as Python lists "
+        f"{floor['with_values'] / 1e6:.0f} MB; with the frame, "
         f"{(floor['sheet'] / 1e6 + frame_mb) / frame_mb:.2f}x and "
         f"{(floor['with_values'] / 1e6 + frame_mb) / frame_mb:.2f}x before any typing"
     )
@@ -143,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("speed", ratio >= SPEED_TARGET),
             ("same frame", same_frame),
             ("same issues", same_issues),
-            ("memory", times < MEMORY_TARGET),
+            ("memory", times <= MEMORY_TARGET),
         )
         if not ok
     ]

@@ -25,7 +25,6 @@ import pandas as pd
 from estatebot._progress import progress_bar, set_total
 from estatebot.errors import SheetError, SheetNotFoundError
 from estatebot.listings.schema import COLUMNS, KEY_COLUMNS, REQUIRED_COLUMNS
-from estatebot.listings.sheet.fields import cell_types as cell_rules
 from estatebot.listings.sheet.fields import mls_values as rules
 from estatebot.listings.sheet.fields.assemble import (
     ALSO_PRODUCES,
@@ -34,7 +33,8 @@ from estatebot.listings.sheet.fields.assemble import (
     gather_extensions,
     type_sources,
 )
-from estatebot.listings.sheet.fields.cell_types import Column, IntArray
+from estatebot.listings.sheet.fields.cell_types import IntArray
+from estatebot.listings.sheet.fields.cells import Cells
 from estatebot.listings.sheet.fields.derive import derive
 from estatebot.listings.sheet.fields.headers import (
     HeaderMatch,
@@ -42,10 +42,16 @@ from estatebot.listings.sheet.fields.headers import (
     unmatched_mapping_keys,
 )
 from estatebot.listings.sheet.fields.inputs import Inputs, Options
+from estatebot.listings.sheet.fields.prepared import Column, prepare
 from estatebot.listings.sheet.fields.sources import SOURCES
 from estatebot.listings.sheet.fields.validate import typed_default, validate
 from estatebot.listings.sheet.issues import Issues
-from estatebot.listings.sheet.readers.budget import DEFAULT_MAX_MEMORY, Budget, budget_of
+from estatebot.listings.sheet.readers.budget import (
+    DEFAULT_MAX_MEMORY,
+    Budget,
+    budget_of,
+    give_back,
+)
 from estatebot.listings.sheet.readers.notes import Note
 from estatebot.listings.sheet.readers.table import (
     Table,
@@ -175,7 +181,7 @@ def read_sheet(
     try:
         with progress_bar(4, f"Reading {label}", progress=shown, unit="step") as bar:
             bar.set_postfix_str(step)
-            name, table = read_table(source, sheet_name, encoding, engine, budget)
+            name, table = read_table(source, sheet_name, encoding, engine, budget, columnar=True)
             if sheet_name is None and not _maps_key(table, mapping, extensions, key_column):
                 name, table = _listings_sheet(
                     source, encoding, engine, budget, mapping, extensions, key_column, name,
@@ -201,7 +207,7 @@ def read_sheet(
 
 
 def _maps_key(
-    table: Table, mapping: Mapping[str, str] | None, extensions: bool, key_column: str
+    table: Table[Cells], mapping: Mapping[str, str] | None, extensions: bool, key_column: str
 ) -> bool:
     """Whether a header of ``table`` feeds the key field."""
     matches = match_headers(table.headers, mapping, extensions=extensions)
@@ -217,8 +223,8 @@ def _listings_sheet(
     extensions: bool,
     key_column: str,
     name: str,
-    first: Table,
-) -> tuple[str, Table]:
+    first: Table[Cells],
+) -> tuple[str, Table[Cells]]:
     """The first visible worksheet that has a column for the key, when the first visible one
     has none (a notes or cover sheet placed before the listings); else the first, as it was.
     Only a workbook has other sheets to look at; the sheet read is named in a note. Hidden
@@ -227,7 +233,9 @@ def _listings_sheet(
     visible = [position for position, (_, hidden) in enumerate(sheets) if not hidden]
     for position in visible[1:]:
         try:
-            other_name, other = read_table(source, sheets[position][0], encoding, engine, budget)
+            other_name, other = read_table(
+                source, sheets[position][0], encoding, engine, budget, columnar=True
+            )
         except SheetNotFoundError:
             return name, first
         if _maps_key(other, mapping, extensions, key_column):
@@ -242,7 +250,7 @@ def _listings_sheet(
 
 def _read_table(
     name: str,
-    table: Table,
+    table: Table[Cells],
     mapping: Mapping[str, str] | None,
     typed_defaults: dict[str, Any],
     typed_overrides: dict[str, Any],
@@ -296,8 +304,11 @@ def _read_table(
     bar.set_postfix_str("cleaning the columns")
     columns = []
     for raw in table.columns:
-        columns.append(cell_rules.prepare(raw, clear_token))
+        columns.append(prepare(raw, clear_token))
         bar.update()
+    # The prepared columns hold the raw cells from here on: the table lets go of them, so that
+    # they go once the typing is done with them.
+    table.columns = []
     rows, columns = drop_blank_rows(table.rows, columns)
     by_source: dict[str, list[tuple[str, Column]]] = {}
     for match in matches:
@@ -317,6 +328,9 @@ def _read_table(
     fields.values["ExtensionColumn"], fields.extension_cleared = gather_extensions(
         matches, columns, inputs, fields, issues
     )
+    # Nothing reads the cells after this: their memory goes back before the frame is built.
+    del columns, by_source, inputs
+    give_back()
     headers = field_headers(matches)
     validate(fields, issues, headers, key_column, rows)
     sheet = assemble(name, rows, fields, issues, matches, key_column)

@@ -5,7 +5,6 @@ header mapping as a frame.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -14,7 +13,6 @@ import pandas as pd
 from estatebot.listings.schema import COLUMNS, conform
 from estatebot.listings.sheet.fields import cell_types as cell_rules
 from estatebot.listings.sheet.fields.cell_types import (
-    Column,
     IntArray,
     ObjectArray,
     objects,
@@ -23,6 +21,8 @@ from estatebot.listings.sheet.fields.cell_types import (
 from estatebot.listings.sheet.fields.derive import LISTING_KEY, STATUS_KEY
 from estatebot.listings.sheet.fields.headers import HeaderMatch
 from estatebot.listings.sheet.fields.inputs import Fields, Inputs
+from estatebot.listings.sheet.fields.json_text import json_value
+from estatebot.listings.sheet.fields.prepared import Column
 from estatebot.listings.sheet.fields.sources import SOURCES
 from estatebot.listings.sheet.issues import Issues
 from estatebot.listings.sheet.result import ISSUE_COLUMNS, Sheet
@@ -50,7 +50,7 @@ def type_sources(
                     positions,
                     column=header,
                     field=spec.field,
-                    values=[value_text(column.raw[p]) for p in positions],
+                    values=[value_text(v) for v in column.cells.values(positions)],
                     message=problem.message,
                     severity=problem.severity,
                 )
@@ -79,8 +79,9 @@ def gather_extensions(
     inputs: Inputs,
     fields: Fields,
     issues: Issues,
-) -> tuple[pd.Series, list[list[str]]]:
-    """Each row's ExtensionColumn, and the extension keys whose cell holds the clear token.
+) -> tuple[pd.Series, dict[int, list[str]]]:
+    """Each row's ExtensionColumn, and (by row position) the extension keys whose cell holds
+    the clear token.
 
     The extras are the ExtensionColumn column (JSON or ``key: value`` text), every header nothing
     else maps, the listing key and the RESO status kept by rule. A cleared extension cell asks
@@ -89,7 +90,7 @@ def gather_extensions(
     n = inputs.n
     names: list[str] = []
     texts: list[ObjectArray] = []
-    removed: list[list[str]] = [[] for _ in range(n)]
+    removed: dict[int, list[str]] = {}
     for match in matches:
         if match.how == "extension" or match.source == "ListingKey":
             label = LISTING_KEY if match.source == "ListingKey" else match.header
@@ -100,13 +101,13 @@ def gather_extensions(
             values, _ = cell_rules.as_text(column)
             texts.append(objects(values))
             for i in np.flatnonzero(column.cleared).tolist():
-                removed[i].append(label)
-    rows: list[dict[str, str]] = [{} for _ in range(n)]
+                removed.setdefault(i, []).append(label)
+    # A dict only for the rows that have extras: the others get theirs at the end.
+    rows: list[dict[str, str] | None] = [None] * n
     given = inputs.get("ExtensionColumn")
     if given is not None:
-        for i, text in enumerate(objects(given)):
-            if text is None:
-                continue
+        present = np.flatnonzero(given.notna().to_numpy(dtype=bool))
+        for i, text in zip(present.tolist(), given.iloc[present].tolist(), strict=True):
             parsed = _parse_extension(text)
             if parsed is None:
                 issues.add(
@@ -122,11 +123,11 @@ def gather_extensions(
         for i, cells in enumerate(zip(*texts, strict=True)):
             extra = {k: v for k, v in zip(names, cells, strict=True) if v is not None}
             if extra:
-                rows[i] = {**rows[i], **extra}
-    for i, status in enumerate(fields.status_kept):
-        if status is not None:
-            rows[i] = {**rows[i], STATUS_KEY: status}
-    return pd.Series(rows, dtype=object), removed
+                rows[i] = {**(rows[i] or {}), **extra}
+    kept = np.asarray(fields.status_kept, dtype=object)
+    for i in np.flatnonzero(kept != None).tolist():  # noqa: E711 (elementwise)
+        rows[i] = {**(rows[i] or {}), STATUS_KEY: kept[i]}
+    return pd.Series([row if row is not None else {} for row in rows], dtype=object), removed
 
 
 def _parse_extension(text: str) -> dict[str, str] | None:
@@ -135,11 +136,15 @@ def _parse_extension(text: str) -> dict[str, str] | None:
     text = text.strip()
     if text[:1] in ("[", "{"):
         try:
-            parsed = json.loads(text)
+            parsed = json_value(text)
         except ValueError:
             return None
         if isinstance(parsed, dict):
-            return {str(k): str(v) for k, v in parsed.items()}
+            # A loop, not a generator: one object less per row for the garbage collector.
+            for value in parsed.values():
+                if type(value) is not str:
+                    return {str(k): str(v) for k, v in parsed.items()}
+            return parsed  # JSON's keys are text: nothing to convert
         if isinstance(parsed, list):
             out = {}
             for item in parsed:
@@ -203,7 +208,9 @@ def assemble(
     index = pd.Index(rows[valid], name="row")
 
     data = {c: fields.values[c] for c in COLUMNS if c in fields.values}
-    frame = pd.DataFrame(data)[valid].set_axis(index, axis=0)
+    frame = pd.DataFrame(data)
+    # Every row valid (the usual case): no copy of every column to keep them all.
+    frame = (frame if valid.all() else frame[valid]).set_axis(index, axis=0)
     frame = conform(frame)
 
     explicit = table["row"].tolist()
@@ -236,8 +243,8 @@ def assemble(
         {f: mask[valid] for f, mask in fields.derived.items() if mask[valid].any()}, index=index
     ).astype(bool)
     cleared_keys = pd.Series(
-        {int(rows[p]): sorted(fields.extension_cleared[p]) for p in np.flatnonzero(valid)
-         if fields.extension_cleared and fields.extension_cleared[p]},
+        {int(rows[p]): sorted(keys) for p, keys in sorted(fields.extension_cleared.items())
+         if keys and valid[p]},
         dtype=object,
     )  # fmt: skip
     cleared_keys.index.name = "row"

@@ -1,7 +1,7 @@
 """How spreadsheet cells become typed values, one whole column at a time.
 
-Every cell first follows the same rules (:func:`prepare`): text is trimmed, non-breaking and
-other odd spaces become plain spaces, the blank tokens (empty, ``#N/A``, ``N/A``, ``-``) mean
+Every cell first follows the same rules (:func:`.prepared.prepare`): text is trimmed, non-breaking
+and other odd spaces become plain spaces, the blank tokens (empty, ``#N/A``, ``N/A``, ``-``) mean
 "no value", and the clear token (``#CLEAR`` by default) means "empty this field". Then the column
 is typed by the kind of the field it feeds:
 
@@ -22,32 +22,66 @@ is typed by the kind of the field it feeds:
 
 Each typing function returns the values (a Series on the column's positions) and the problems
 found (a mask of bad cells, a message and a severity), so the caller can report every bad cell
-with its row, column and value without a per-cell loop.
+with its row, column and value without a per-cell loop. The cells are arrays by kind
+(:class:`.cells.Cells`): text stays Arrow text, numbers a float array; only the cells an issue
+names, and the rare ones no array holds (a date in a text column), become Python values.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from itertools import repeat
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from estatebot.listings.sheet.fields.cells import (
+    BOOL,
+    EXACT_LIMIT,
+    FLOAT,
+    INT,
+    NONE,
+    OTHER,
+    STR,
+    BoolArray,
+    Cells,
+    IntArray,
+    ObjectArray,
+)
 from estatebot.listings.sheet.fields.mls_values import BOOLEANS, normalize_value
+from estatebot.listings.sheet.fields.prepared import STRING, Column, arrow_of, text_series
 from estatebot.listings.sheet.fields.sources import Kind
 
-#: Cell texts that mean "no value" (compared after trimming, case-insensitively).
-BLANK_TOKENS: frozenset[str] = frozenset({"", "#N/A", "N/A", "-"})
+__all__ = [
+    "MAX_ID_DIGITS",
+    "MAX_WHOLE",
+    "TYPERS",
+    "BoolArray",
+    "IntArray",
+    "ObjectArray",
+    "Problem",
+    "Severity",
+    "as_bool",
+    "as_id",
+    "as_int",
+    "as_number",
+    "as_text",
+    "as_zip",
+    "objects",
+    "shown_texts",
+    "to_int",
+    "typed",
+    "value_text",
+    "with_texts",
+]
+
 #: Excel keeps 15 significant digits of a number; a longer numeric ID has lost some.
 MAX_ID_DIGITS = 15
 
-_STRING = pd.StringDtype("pyarrow")
-# Real characters, not escapes: these patterns also run on pyarrow's regex engine (RE2).
-_ODD_SPACES = "[\u00a0\u2007\u202f\u2000-\u200a\u3000\t\r\n]+"
-_ZERO_WIDTH = "[\u200b\ufeff]"
+_STRING = STRING
 _SCIENTIFIC = r"^[+-]?\d+(?:\.\d*)?[eE][+-]?\d+$"
 _FLOAT_TEXT = r"^\d+\.0+$"
 _CURRENCY = r"[$€£¥]|^USD|^US\$"
@@ -59,13 +93,7 @@ _GROUPING = r"[, ]"
 MAX_WHOLE = 2**53 - 1
 
 Severity = Literal["error", "warning"]
-BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
-IntArray = np.ndarray[Any, np.dtype[np.int64]]
-ObjectArray = np.ndarray[Any, np.dtype[np.object_]]
-
-# Cell kinds, by Python type.
-_NONE, _STR, _INT, _FLOAT, _BOOL, _OTHER = range(6)
-_KINDS: dict[type, int] = {type(None): _NONE, str: _STR, int: _INT, float: _FLOAT, bool: _BOOL}
+_NONE, _STR, _INT, _FLOAT, _BOOL, _OTHER = NONE, STR, INT, FLOAT, BOOL, OTHER
 
 
 @dataclass(frozen=True)
@@ -77,97 +105,66 @@ class Problem:
     severity: Severity = "error"
 
 
-@dataclass(frozen=True)
-class Column:
-    """One source column after the rules every cell follows, ready to be typed."""
-
-    raw: ObjectArray
-    kind: np.ndarray[Any, np.dtype[np.int8]]
-    #: Trimmed text of the text cells that carry a value; None elsewhere.
-    text: ObjectArray
-    #: The cell holds the clear token.
-    cleared: BoolArray
-
-    @property
-    def present(self) -> BoolArray:
-        """The cell holds a value (not empty, not a blank token, not the clear token)."""
-        return np.asarray(self.kind != _NONE)
-
-    def __len__(self) -> int:
-        return len(self.raw)
-
-
-def prepare(raw: ObjectArray, clear_token: str | None = "#CLEAR") -> Column:
-    """Apply the rules every cell follows: trim text, recognize blanks and the clear token."""
-    # map() keeps the per-cell work in C: this runs over every cell of the sheet.
-    kinds = map(_KINDS.get, map(type, raw), repeat(_OTHER))
-    kind = np.fromiter(kinds, dtype=np.int8, count=len(raw))
-    floats = np.flatnonzero(kind == _FLOAT)
-    if len(floats):
-        nan = np.fromiter((math.isnan(v) for v in raw[floats]), dtype=bool, count=len(floats))
-        kind[floats[nan]] = _NONE
-    cleared = np.zeros(len(raw), dtype=bool)
-    text = np.full(len(raw), None, dtype=object)
-    strings = np.flatnonzero(kind == _STR)
-    if len(strings):
-        trimmed = clean_text(pd.Series(raw[strings], dtype=_STRING))
-        upper = trimmed.str.upper()
-        blank = upper.isin(BLANK_TOKENS).to_numpy(dtype=bool)
-        clear = np.zeros(len(strings), dtype=bool)
-        if clear_token:
-            clear = (upper == clear_token.strip().upper()).to_numpy(dtype=bool)
-        cleared[strings[clear]] = True
-        kind[strings[blank | clear]] = _NONE
-        keep = ~(blank | clear)
-        cleaned = trimmed.to_numpy(dtype=object)[keep]
-        # Most cells need no trimming: keep the cell's own string, not a copy of it, so a big
-        # sheet's text is held once.
-        originals = raw[strings[keep]]
-        same = np.asarray(cleaned == originals, dtype=bool)
-        cleaned[same] = originals[same]
-        text[strings[keep]] = cleaned
-    return Column(raw=raw, kind=kind, text=text, cleared=cleared)
-
-
-def clean_text(text: pd.Series) -> pd.Series:
-    """Text with odd spaces made plain, zero-width characters dropped, and ends trimmed."""
-    return (
-        text.str.replace(_ODD_SPACES, " ", regex=True)
-        .str.replace(_ZERO_WIDTH, "", regex=True)
-        .str.strip()
-    )
-
-
 def as_text(column: Column) -> tuple[pd.Series, list[Problem]]:
     """Text values: numbers as Excel shows them, dates as ISO text."""
-    out = column.text.copy()
     others = np.flatnonzero((column.kind != _NONE) & (column.kind != _STR))
-    if len(others):
-        out[others] = [value_text(v) for v in column.raw[others]]
-    return pd.Series(out, dtype=_STRING), []
+    if not len(others):
+        return column.text, []
+    return with_texts(column.text, others, shown_texts(column.cells, others)), []
+
+
+def shown_texts(cells: Cells, positions: IntArray) -> list[str]:
+    """The cells at ``positions`` (none empty, none text) as a spreadsheet shows them."""
+    kind, number = cells.kind[positions], cells.number[positions]
+    plain = ((kind == _INT) & (np.abs(number) < EXACT_LIMIT)) | (kind == _BOOL)
+    texts: list[str] = [""] * len(positions)
+    if plain.any():
+        # Whole numbers a float holds and booleans, without a Python value each.
+        ints = pa.array(number[plain].astype(np.int64)).cast(pa.string()).to_pylist()
+        bools = np.where(number[plain] != 0, "TRUE", "FALSE").tolist()
+        shown = np.where(kind[plain] == _BOOL, bools, ints).tolist()
+        for at, text in zip(np.flatnonzero(plain).tolist(), shown, strict=True):
+            texts[at] = text
+    for at in np.flatnonzero(~plain).tolist():
+        texts[at] = value_text(cells.value(int(positions[at])))
+    return texts
+
+
+def with_texts(text: pd.Series, positions: IntArray, values: list[str]) -> pd.Series:
+    """``text`` with the texts at ``positions`` (in order) replaced by ``values``."""
+    if not len(positions):
+        return text
+    mask = np.zeros(len(text), dtype=bool)
+    mask[positions] = True
+    arrow = arrow_of(text)
+    replaced = pc.replace_with_mask(arrow, pa.array(mask), pa.array(values, type=arrow.type))
+    return text_series(replaced)
 
 
 def as_id(column: Column) -> tuple[pd.Series, list[Problem]]:
     """Identifier text (MLS numbers, keys): exact text, or a whole number of ≤ 15 digits."""
-    out = column.text.copy()
+    out = column.text
     n = len(column)
     problems: list[Problem] = []
     kind = column.kind
-    strings = np.flatnonzero(kind == _STR)
-    if len(strings):
-        text = pd.Series(out[strings], dtype=_STRING)
-        mangled = (text.str.match(_SCIENTIFIC) | text.str.match(_FLOAT_TEXT)).to_numpy(bool)
-        problems.append(Problem(_mask(n, strings[mangled]), _MANGLED_ID))
-        out[strings[mangled]] = None
+    strings = kind == _STR
+    if strings.any():
+        mangled = (out.str.match(_SCIENTIFIC) | out.str.match(_FLOAT_TEXT)).to_numpy(
+            dtype=bool, na_value=False
+        )
+        if mangled.any():
+            problems.append(Problem(mangled, _MANGLED_ID))
+            out = out.mask(mangled)
     ints = np.flatnonzero(kind == _INT)
     if len(ints):
-        digits = [str(abs(v)) for v in column.raw[ints]]
-        long = np.fromiter((len(d) > MAX_ID_DIGITS for d in digits), dtype=bool, count=len(ints))
-        out[ints[~long]] = [str(v) for v in column.raw[ints[~long]]]
+        # More than 15 digits is 10**15 or more: exact for a float up to 2**53, and the larger
+        # whole numbers are all long.
+        long = np.abs(column.cells.number[ints]) >= 10.0**MAX_ID_DIGITS
+        out = with_texts(out, ints[~long], shown_texts(column.cells, ints[~long]))
         problems.append(Problem(_mask(n, ints[long]), _LONG_ID))
     problems.append(Problem(np.asarray(kind == _FLOAT), _MANGLED_ID))
     problems.append(Problem(np.asarray((kind == _BOOL) | (kind == _OTHER)), "is not an ID"))
-    return pd.Series(out, dtype=_STRING), [p for p in problems if p.mask.any()]
+    return out, [p for p in problems if p.mask.any()]
 
 
 _MANGLED_ID = (
@@ -182,19 +179,18 @@ _LONG_ID = (
 
 def as_zip(column: Column) -> tuple[pd.Series, list[Problem]]:
     """Postal codes as text; a short all-digit ZIP gets a warning (a lost leading zero)."""
-    values = column.text.copy()
+    out = column.text
     n = len(column)
     problems: list[Problem] = []
     numbers = np.flatnonzero((column.kind == _INT) | (column.kind == _FLOAT))
     if len(numbers):
-        raw = column.raw[numbers]
-        whole = np.fromiter((float(v).is_integer() for v in raw), bool, count=len(raw))
-        values[numbers[whole]] = [str(int(v)) for v in raw[whole]]
+        number = column.cells.number[numbers]
+        whole = np.isfinite(number) & (number == np.floor(number))
+        out = with_texts(out, numbers[whole], _whole_texts(column.cells, numbers[whole]))
         problems.append(Problem(_mask(n, numbers[~whole]), "is not a postal code"))
     others = np.asarray((column.kind == _BOOL) | (column.kind == _OTHER))
     problems.append(Problem(others, "is not a postal code"))
-    out = pd.Series(values, dtype=_STRING)
-    short = out.str.fullmatch(r"\d{3,4}").fillna(False).to_numpy(dtype=bool)
+    short = out.str.fullmatch(r"\d{3,4}").to_numpy(dtype=bool, na_value=False)
     problems.append(
         Problem(
             short,
@@ -204,6 +200,22 @@ def as_zip(column: Column) -> tuple[pd.Series, list[Problem]]:
         )
     )
     return out, [p for p in problems if p.mask.any()]
+
+
+def _whole_texts(cells: Cells, positions: IntArray) -> list[str]:
+    """Whole numbers as their digits (a whole float too, unlike :func:`value_text`)."""
+    number = cells.number[positions]
+    fits = np.abs(number) < 2.0**63
+    digits = pa.array(np.where(fits, number, 0).astype(np.int64)).cast(pa.string())
+    texts: list[str] = digits.to_pylist()
+    for at in np.flatnonzero(~fits).tolist():
+        value = cells.value(int(positions[at]))
+        texts[at] = str(value if isinstance(value, int) else int(value))
+    for at in np.flatnonzero(fits).tolist():
+        exact = cells.exact.get(int(positions[at]))
+        if exact is not None:
+            texts[at] = str(exact)
+    return texts
 
 
 _NOT_FINITE = "is not a finite number (infinity, NaN or too large to hold)"
@@ -220,20 +232,16 @@ def as_number(column: Column) -> tuple[pd.Series, list[Problem]]:
     123, and ``1,5`` is not fifteen.
     """
     n = len(column)
-    values = np.full(n, np.nan)
-    problems: list[Problem] = []
     kind = column.kind
-    numbers = np.flatnonzero((kind == _INT) | (kind == _FLOAT))
-    if len(numbers):
-        values[numbers] = _floats(column.raw[numbers])
+    numbers = (kind == _INT) | (kind == _FLOAT)
+    # A whole number too large for a float is infinite here, then refused as not finite.
+    values = np.where(numbers, column.cells.number, np.nan)
+    problems: list[Problem] = []
     misgrouped = np.zeros(n, dtype=bool)
     strings = np.flatnonzero(kind == _STR)
     if len(strings):
-        text = (
-            pd.Series(column.text[strings], dtype=_STRING)
-            .str.replace(_CURRENCY, "", regex=True)
-            .str.strip()
-        )
+        text = column.text if len(strings) == n else column.text.iloc[strings]
+        text = text.str.replace(_CURRENCY, "", regex=True).str.strip()
         well_formed = text.str.fullmatch(_NUMBER_TEXT).to_numpy(dtype=bool, na_value=False)
         plain = text.str.replace(_GROUPING, "", regex=True)
         parsed = pd.to_numeric(plain, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -253,23 +261,6 @@ def as_number(column: Column) -> tuple[pd.Series, list[Problem]]:
     problems.append(Problem(_mask(n, others), "is not a number"))
     out = pd.Series(values, dtype="Float64")
     return out, [p for p in problems if p.mask.any()]
-
-
-def _floats(raw: ObjectArray) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """Numeric cells as floats, in one conversion unless an integer is too large for a float
-    (then cell by cell, that one infinite)."""
-    try:
-        return raw.astype(float)
-    except OverflowError:
-        return np.fromiter((_float(v) for v in raw), dtype=float, count=len(raw))
-
-
-def _float(value: int | float) -> float:
-    """A numeric cell as a float; an integer too large for one is infinite (then refused)."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
 
 
 def as_int(column: Column) -> tuple[pd.Series, list[Problem]]:
@@ -298,7 +289,7 @@ def as_bool(column: Column) -> tuple[pd.Series, list[Problem]]:
     present = np.flatnonzero(column.kind != _NONE)
     parsed = [
         v if isinstance(v, bool) else table.get(normalize_value(value_text(v)))
-        for v in column.raw[present]
+        for v in column.cells.values(present)
     ]
     values = np.full(len(column), None, dtype=object)
     values[present] = parsed

@@ -14,7 +14,6 @@ type; HOA fees made monthly; Status by the status table of :mod:`.rules`. The ar
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -26,7 +25,6 @@ from estatebot.listings.sheet.fields import mls_values as rules
 from estatebot.listings.sheet.fields.areas import area_unit, building_area, lot_area, parking
 from estatebot.listings.sheet.fields.cell_types import (
     BoolArray,
-    objects,
 )
 from estatebot.listings.sheet.fields.inputs import (
     STRING,
@@ -40,6 +38,7 @@ from estatebot.listings.sheet.fields.inputs import (
     text_of,
     typed_series,
 )
+from estatebot.listings.sheet.fields.json_text import json_value
 from estatebot.listings.sheet.fields.lookups import choose, lookup
 from estatebot.listings.sheet.fields.prices import hoa, prices, unit_area_price, zestimate
 from estatebot.listings.sheet.fields.validate import apply_defaults, apply_overrides
@@ -322,27 +321,47 @@ def _url_list(text: str) -> list[str]:
     text = text.strip()
     if text.startswith("["):
         try:
-            parsed = json.loads(text)
+            parsed = json_value(text)
         except ValueError:
             parsed = None
         if isinstance(parsed, list):
-            return [str(u).strip() for u in parsed if str(u).strip()]
+            for url in parsed:
+                if type(url) is not str or not url or url.strip() is not url:
+                    return [str(u).strip() for u in parsed if str(u).strip()]
+            # Each URL text, and trimmed (strip gives the text itself): the list as parsed.
+            return parsed
     return [u for u in _URL_SPLIT.split(text) if u]
 
 
+def _distinct(urls: list[str]) -> bool:
+    """Whether no URL is met twice (a row's few URLs: no set is made for them)."""
+    # A loop rather than all(...): no generator per row for the garbage collector to count.
+    for i in range(1, len(urls)):  # noqa: SIM110
+        if urls.index(urls[i]) != i:
+            return False
+    return True
+
+
 def _images(inputs: Inputs) -> pd.Series:
+    """Each row's photo URLs, from every photo source in turn, each URL once."""
     n = inputs.n
     sources = [inputs.get(s) for s in ("PrimaryPhoto", "Images", "PhotoURL", "AltPhotos")]
-    lists: list[list[str]] = [[] for _ in range(n)]
+    # A list only for the rows that have photos, and the first source's list itself.
+    lists: list[list[str] | None] = [None] * n
     for series in sources:
         if series is None:
             continue
-        for i, text in enumerate(objects(series)):
-            if text is not None:
-                for url in _url_list(text):
-                    if url not in lists[i]:
-                        lists[i].append(url)
-    return pd.Series(lists, dtype=object)
+        present = np.flatnonzero(series.notna().to_numpy(dtype=bool))
+        for i, text in zip(present.tolist(), series.iloc[present].tolist(), strict=True):
+            urls = _url_list(text)
+            have = lists[i]
+            if have is None:
+                lists[i] = urls if _distinct(urls) else list(dict.fromkeys(urls))
+                continue
+            for url in urls:
+                if url not in have:
+                    have.append(url)
+    return pd.Series([urls if urls is not None else [] for urls in lists], dtype=object)
 
 
 def _tours(inputs: Inputs, issues: Issues) -> tuple[pd.Series, BoolArray]:

@@ -14,10 +14,10 @@ import pandas as pd
 from estatebot.listings.sheet.fields import mls_values as rules
 from estatebot.listings.sheet.fields.cell_types import (
     BoolArray,
-    Column,
     IntArray,
     value_text,
 )
+from estatebot.listings.sheet.fields.prepared import Column
 
 STRING = pd.StringDtype("pyarrow")
 
@@ -52,8 +52,8 @@ class Inputs:
         """The cell texts of ``source`` at ``positions``, for issue reports."""
         if source not in self.columns:
             return [None] * len(positions)
-        raw = self.columns[source][0][1].raw
-        return [None if raw[p] is None else value_text(raw[p]) for p in positions]
+        cells = self.columns[source][0][1].cells
+        return [None if v is None else value_text(v) for v in cells.values(positions)]
 
     def cleared(self, *sources: str) -> BoolArray:
         """Where the clear token appeared in any column feeding ``sources``."""
@@ -95,8 +95,9 @@ class Fields:
     #: Per field, the rows whose value the reader computed from others (UnitAreaPrice from
     #: price and area): a plan writes it with the values it comes from, never alone.
     derived: dict[str, BoolArray] = field(default_factory=dict)
-    #: Per row, the ExtensionColumn keys whose cell holds the clear token (to be removed).
-    extension_cleared: list[list[str]] = field(default_factory=list)
+    #: By row position, the ExtensionColumn keys whose cell holds the clear token (to be
+    #: removed); rows with none are left out.
+    extension_cleared: dict[int, list[str]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from estatebot.listings.sheet.fields.cell_types import BoolArray
+from estatebot.listings.sheet.fields.cell_types import BoolArray, ObjectArray
 from estatebot.listings.sheet.fields.inputs import Inputs
+from estatebot.listings.sheet.fields.prepared import STRING
 from estatebot.listings.sheet.fields.sources import SOURCES
 from estatebot.listings.sheet.issues import Issues
 
@@ -24,12 +25,22 @@ def normalized(text: pd.Series) -> pd.Series:
 
 def lookup(text: pd.Series, table: Mapping[str, Any]) -> tuple[list[Any], BoolArray]:
     """Each text's entry in ``table`` (by normalized spelling) and where a text is unknown."""
-    present = text.notna().to_numpy(dtype=bool)
-    codes, uniques = pd.factorize(normalized(text))
-    found = [table.get(u) for u in uniques]
-    mapped = [found[c] if c >= 0 else None for c in codes]
-    unknown = present & np.array([m is None for m in mapped], dtype=bool)
-    return mapped, unknown
+    mapped = lookup_array(text, table)
+    unknown = text.notna().to_numpy(dtype=bool) & (mapped == None)  # noqa: E711 (elementwise)
+    return mapped.tolist(), unknown
+
+
+def lookup_array(text: pd.Series, table: Mapping[str, Any]) -> ObjectArray:
+    """Each text's entry in ``table`` (by normalized spelling; None for none), as an array.
+
+    A column repeats a few values: each distinct text is normalized and looked up once.
+    """
+    codes, uniques = pd.factorize(text)
+    spellings = normalized(pd.Series(uniques, dtype=STRING)).tolist()
+    found = np.empty(len(spellings) + 1, dtype=object)  # the last: None, for a missing text
+    found[: len(spellings)] = [table.get(s) for s in spellings]
+    mapped: ObjectArray = found[codes]
+    return mapped
 
 
 def choose(

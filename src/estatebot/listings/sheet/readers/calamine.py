@@ -21,12 +21,13 @@ calamine alone: there, number formats, formula errors and merged ranges are not 
 from __future__ import annotations
 
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import date, datetime, time
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import python_calamine
@@ -54,6 +55,8 @@ from estatebot.listings.sheet.readers.xml_scan import (
 
 if TYPE_CHECKING:
     from estatebot.listings.sheet.readers.xlsx_guard import Prepared
+
+T = TypeVar("T")
 
 #: The kinds of workbook calamine reads.
 BookKind = Literal["xlsx", "xls", "ods"]
@@ -119,34 +122,59 @@ def read_xlsx(path: str | PathLike[str], prepared: Prepared, budget: Budget) -> 
         pads = zero_pad_styles(zipped)
     book = _open(path, "xlsx")
     try:
-        values, found = _values_beside_survey(
-            book, prepared.position, str(path), prepared.member, pads, budget, prepared.where
+
+        def values() -> list[list[Any]]:
+            sheet = book.get_sheet_by_index(prepared.position)
+            _check_grid(sheet, budget, prepared.where)
+            rows: list[list[Any]] = sheet.to_python(skip_empty_area=False)
+            return rows
+
+        values_read, found = _values_beside_survey(
+            values, str(path), prepared.member, pads, prepared.shape.detailed, _known(prepared)
         )
     finally:
         book.close()
-    return _grid(values, found, pads, str(path), prepared.member)
+    return _grid(values_read, found, pads, str(path), prepared.member)
+
+
+def _known(prepared: Prepared) -> Survey | None:
+    """What the survey would find, when the pass over the sheet's structure found it (see
+    :mod:`.xml_cells`): then the sheet's bytes are not read a second time."""
+    shape = prepared.shape
+    if prepared.pads is None:
+        return None
+    return Survey(detailed=shape.detailed, numbers=shape.numbers, styled=shape.styled)
 
 
 def _values_beside_survey(
-    book: python_calamine.CalamineWorkbook,
-    position: int,
+    parse: Callable[[], T],
     path: str,
     member: str,
     pads: dict[int, ZeroPad],
-    budget: Budget,
-    where: str,
-) -> tuple[list[list[Any]], Survey]:
-    """The sheet's values and the survey of its bytes, the two read at the same time.
+    detailed: bool | None = None,
+    known: Survey | None = None,
+) -> tuple[T, Survey]:
+    """What ``parse`` gives (calamine's read of a worksheet) and the survey of the worksheet's
+    bytes, the two read at the same time (or ``known``, the survey's findings when the pass
+    over the sheet's structure has made them: then only the parse runs).
 
     calamine parses the sheet in compiled code with the interpreter lock released, so the
-    survey (Python over the same bytes, about as long) runs beside it on another core.
+    survey (Python over the same bytes, about as long) runs beside it on another core. The
+    parse runs on the calling thread: the memory it frees when done is then the memory the
+    typing of the cells reuses.
     """
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-calamine") as pool:
-        sheet = pool.submit(book.get_sheet_by_index, position)
-        found = survey(path, member, pads)
-        parsed = sheet.result()
-    _check_grid(parsed, budget, where)
-    return parsed.to_python(skip_empty_area=False), found
+    if known is not None:
+        return parse(), known
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-survey") as pool:
+        surveyed = pool.submit(survey, path, member, pads, detailed)
+        try:
+            parsed = parse()
+        except BaseException:
+            surveyed.cancel()
+            wait([surveyed])  # the parse's error is the one to report
+            raise
+        found = surveyed.result()
+    return parsed, found
 
 
 def _check_grid(sheet: python_calamine.CalamineSheet, budget: Budget, where: str) -> None:
@@ -274,7 +302,8 @@ def _fix_values(
             continue
         is_float = any(mark in text for mark in (b".", b"e", b"E"))
         data[i, k] = float(text) if is_float else int(text)
-    for (row, column), style in found.styles.items():
+    styled = found.styles()
+    for row, column, style in zip(*(a.tolist() for a in styled), strict=True):
         k = position.get(column)
         i = row - header_row - 1
         if k is None or not 0 <= i < len(data):

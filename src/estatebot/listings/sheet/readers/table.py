@@ -2,6 +2,10 @@
 xls and ods (through :mod:`.fastbook`), delimited text (through :mod:`.textfile`), parquet or a
 DataFrame; a disclaimer under the header skipped, blank rows dropped, and what the readers
 noticed kept as notes.
+
+A table's columns are Python values (object arrays), or, for the reading of listings, arrays by
+kind of cell (:class:`~..fields.cells.Cells`, ``columnar=True``): an xlsx sheet is then read by
+columns into Arrow (:mod:`.calamine_columns`) when it can be.
 """
 
 from __future__ import annotations
@@ -12,16 +16,19 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Literal, TypeGuard, TypeVar, overload
 
 import numpy as np
 import pandas as pd
 
 from estatebot._safe_cells import from_csv_text
 from estatebot.errors import SheetError
-from estatebot.listings.sheet.fields.cell_types import Column, IntArray, ObjectArray, value_text
+from estatebot.listings.sheet.fields.cell_types import IntArray, ObjectArray, value_text
+from estatebot.listings.sheet.fields.cells import Cells
+from estatebot.listings.sheet.fields.prepared import Column
 from estatebot.listings.sheet.readers.budget import Budget, Cost
 from estatebot.listings.sheet.readers.calamine import read_cells, sheets_of
+from estatebot.listings.sheet.readers.calamine_columns import ColumnGrid, read_xlsx_columns
 from estatebot.listings.sheet.readers.file_kind import WORKBOOK_ERRORS, failure, kind_of
 from estatebot.listings.sheet.readers.notes import Note
 from estatebot.listings.sheet.readers.text import (
@@ -48,14 +55,41 @@ _DISCLAIMER_MIN_LENGTH = 30
 # --------------------------------------------------------------------------- reading
 
 
+ColumnT = TypeVar("ColumnT", ObjectArray, Cells)
+
+
 @dataclass
-class Table:
+class Table(Generic[ColumnT]):
     """A sheet's header and raw cell columns, with what the reader noticed (:class:`Note`)."""
 
     headers: list[str]
-    columns: list[ObjectArray]
+    columns: list[ColumnT]
     rows: IntArray
     notes: list[Note]
+
+
+@overload
+def read_table(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    sheet_name: str | int | None,
+    encoding: str | None = None,
+    engine: Engine = "calamine",
+    budget: Budget | None = None,
+    *,
+    columnar: Literal[False] = False,
+) -> tuple[str, Table[ObjectArray]]: ...
+
+
+@overload
+def read_table(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    sheet_name: str | int | None,
+    encoding: str | None = None,
+    engine: Engine = "calamine",
+    budget: Budget | None = None,
+    *,
+    columnar: Literal[True],
+) -> tuple[str, Table[Cells]]: ...
 
 
 def read_table(
@@ -64,8 +98,11 @@ def read_table(
     encoding: str | None = None,
     engine: Engine = "calamine",
     budget: Budget | None = None,
-) -> tuple[str, Table]:
-    """The raw table of a file or frame, and the name to report it under.
+    *,
+    columnar: bool = False,
+) -> tuple[str, Table[ObjectArray]] | tuple[str, Table[Cells]]:
+    """The raw table of a file or frame, and the name to report it under; with ``columnar``,
+    its columns as :class:`~..fields.cells.Cells`.
 
     ``encoding`` applies to delimited text files (see :mod:`.textfile`), ``engine`` to xlsx
     files (see :mod:`.xlsx`; ``.xls`` and ``.ods`` files are read by calamine only). A file no
@@ -74,10 +111,21 @@ def read_table(
     allocates (:mod:`.xlsx_guard`), any other's once its cells are read, before they are typed.
     """
     budget = budget or Budget()
-    name, table, checked = _read_table(source, sheet_name, encoding, engine, budget)
+    name, table, checked = _read_table(source, sheet_name, encoding, engine, budget, columnar)
+    if _of_cells(table):
+        return name, table  # read by columns, and checked against the budget before
+    values: Table[ObjectArray] = table
     if not checked:
-        budget.check(cost_of(table), name)
-    return name, table
+        budget.check(cost_of(values), name)
+    if not columnar:
+        return name, values
+    return name, Table(
+        values.headers, [Cells.of_values(c) for c in values.columns], values.rows, values.notes
+    )
+
+
+def _of_cells(table: Table[Any]) -> TypeGuard[Table[Cells]]:
+    return bool(table.columns) and isinstance(table.columns[0], Cells)
 
 
 def workbook_sheets_of(source: str | os.PathLike[str] | pd.DataFrame) -> list[tuple[str, bool]]:
@@ -100,7 +148,7 @@ def workbook_sheets_of(source: str | os.PathLike[str] | pd.DataFrame) -> list[tu
     return []
 
 
-def cost_of(table: Table) -> Cost:
+def cost_of(table: Table[ObjectArray]) -> Cost:
     """What typing ``table`` into listings would hold (see :mod:`.budget`)."""
     text = cells = 0
     for column in table.columns:
@@ -119,8 +167,10 @@ def _read_table(
     encoding: str | None,
     engine: Engine,
     budget: Budget,
-) -> tuple[str, Table, bool]:
-    """:func:`read_table`, and whether the read was checked against ``budget`` already."""
+    columnar: bool = False,
+) -> tuple[str, Table[Any], bool]:
+    """:func:`read_table`, and whether the read was checked against ``budget`` already (an xlsx
+    sheet read by columns gives :class:`~..fields.cells.Cells`, any other object arrays)."""
     if isinstance(source, pd.DataFrame):
         return "<DataFrame>", _table_from_frame(source), False
     if encoding is not None:
@@ -142,7 +192,10 @@ def _read_table(
                 value=engine,
             )
         try:
-            if kind == "xlsx":
+            cells: CellGrid | ColumnGrid
+            if kind == "xlsx" and columnar and engine == "calamine":
+                cells = read_xlsx_columns(path, sheet_name, budget)
+            elif kind == "xlsx":
                 cells = read_xlsx_cells(path, sheet_name, engine=engine, budget=budget)
             else:
                 cells = read_cells(path, sheet_name, kind, budget=budget)
@@ -155,7 +208,11 @@ def _read_table(
     return path.name, _table_from_text(path, delimiter, encoding), False
 
 
-def _table_from_grid(cells: CellGrid) -> Table:
+def _table_from_grid(cells: CellGrid | ColumnGrid) -> Table[Any]:
+    if isinstance(cells, ColumnGrid):
+        # Header cells of text only, each named (see .calamine_columns): none is dropped.
+        headers = [" ".join(h.split()) for h in cells.headers]
+        return _skip_disclaimer(Table(headers, cells.columns, cells.rows, cells.notes))
     if not len(cells.rows):
         return Table([], [], np.empty(0, np.int64), [])
     header_cells = cells.grid[0]
@@ -168,7 +225,7 @@ def _table_from_grid(cells: CellGrid) -> Table:
     )
 
 
-def _table_from_text(path: Path, delimiter: str | None, encoding: str | None) -> Table:
+def _table_from_text(path: Path, delimiter: str | None, encoding: str | None) -> Table[ObjectArray]:
     """A delimited text file: decoded (:func:`.textfile.decode`), its delimiter detected, and
     each cell holding an undecodable byte noted as an error of its row."""
     decoded = decode(path.read_bytes(), path.name, encoding)
@@ -242,7 +299,7 @@ def _bad_cells(
     return notes
 
 
-def _table_from_frame(frame: pd.DataFrame) -> Table:
+def _table_from_frame(frame: pd.DataFrame) -> Table[ObjectArray]:
     columns = []
     for j in range(frame.shape[1]):
         values = frame.iloc[:, j].to_numpy(dtype=object, copy=True)
@@ -282,7 +339,7 @@ def _split_header(
     columns: list[ObjectArray],
     rows: IntArray,
     notes: list[Note] | None = None,
-) -> Table:
+) -> Table[ObjectArray]:
     """Drop columns without a header (noting any values they held) and trim the headers.
 
     ``notes`` about data cells give their column's index in ``headers``; they come back with
@@ -316,7 +373,7 @@ def _split_header(
     return _skip_disclaimer(table)
 
 
-def _skip_disclaimer(table: Table) -> Table:
+def _skip_disclaimer(table: Table[ColumnT]) -> Table[ColumnT]:
     """Drop a portal's disclaimer line, the first data row with long text in its first cell."""
     if not len(table.rows) or not table.columns:
         return table
@@ -339,7 +396,7 @@ def _skip_disclaimer(table: Table) -> Table:
         value=first.strip()[:80],
     )
     # A disclaimer merged across the row says nothing about listings: its notes go with it.
-    notes = [n for n in table.notes if n.row != row or n.position is None]
+    notes: list[Note] = [n for n in table.notes if n.row != row or n.position is None]
     return Table(table.headers, [c[1:] for c in table.columns], table.rows[1:], [*notes, note])
 
 
@@ -352,7 +409,4 @@ def drop_blank_rows(rows: IntArray, columns: list[Column]) -> tuple[IntArray, li
         filled |= column.present | column.cleared
     if filled.all():
         return rows, columns
-    kept = [
-        Column(c.raw[filled], c.kind[filled], c.text[filled], c.cleared[filled]) for c in columns
-    ]
-    return rows[filled], kept
+    return rows[filled], [c.take(filled) for c in columns]

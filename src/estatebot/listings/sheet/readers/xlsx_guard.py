@@ -26,13 +26,15 @@ import numpy as np
 
 from estatebot.errors import SheetError
 from estatebot.listings.sheet.readers.budget import Budget, Cost
-from estatebot.listings.sheet.readers.grid import hidden_note, sheet_position
+from estatebot.listings.sheet.readers.file_kind import WORKBOOK_ERRORS
+from estatebot.listings.sheet.readers.grid import ZeroPad, hidden_note, sheet_position
 from estatebot.listings.sheet.readers.notes import Note
 from estatebot.listings.sheet.readers.xlsx_parts import (
     SheetEntry,
     package_parts,
     shared_strings_part,
     workbook_sheets,
+    zero_pad_styles,
 )
 from estatebot.listings.sheet.readers.xml_shape import (
     MAX_COLUMN,
@@ -53,7 +55,8 @@ class Prepared:
     """A worksheet ready to be read: its ``name``, its ``position`` among the workbook's
     sheets, the zip ``member`` holding it, ``where`` to name it in messages, its ``shape``, the
     workbook's shared strings (``strings`` of ``strings_text`` characters at most), whether
-    ``calamine`` may read it, and ``notes`` for the read (a hidden sheet read because named)."""
+    ``calamine`` may read it, ``notes`` for the read (a hidden sheet read because named), and
+    the workbook's zero-padding styles (``pads``)."""
 
     name: str
     position: int
@@ -64,6 +67,9 @@ class Prepared:
     strings_text: int = 0
     calamine: bool = True
     notes: list[Note] = field(default_factory=list)
+    #: The zero-padding styles, when calamine may read the sheet and the styles could be read
+    #: (the shape then holds the cells to fix: see :mod:`.xml_cells`).
+    pads: dict[int, ZeroPad] | None = None
 
     def cost(self, *, grid: bool) -> Cost:
         """What reading the sheet would hold (``grid``: calamine's dense grid counted)."""
@@ -133,7 +139,9 @@ def prepare(
             cost = shape_cost(so_far, strings, strings_text, grid=False)
             budget.check(replace(cost, partial=True), where)
 
-        shape = shape_of(zipped, entry.member, where, sizes, within_budget)
+        pads = _pads(zipped) if calamine else None
+        fixes = None if pads is None else set(pads)
+        shape = shape_of(zipped, entry.member, where, sizes, within_budget, fixes)
     if shape.beyond:
         raise SheetError(
             f"{where}: cell {shape.beyond} lies beyond the last row ({MAX_ROW:,}) or column "
@@ -154,6 +162,7 @@ def prepare(
         strings_text,
         fast,
         [hidden_note(entry.name)] if entry.hidden else [],
+        pads,
     )
     if not shape.plain:
         # The shape of XML that is not plain may differ from what a parser reads: openpyxl
@@ -166,6 +175,15 @@ def prepare(
         prepared = replace(prepared, calamine=False)
     budget.check(prepared.cost(grid=prepared.calamine), where)
     return prepared
+
+
+def _pads(zipped: zipfile.ZipFile) -> dict[int, ZeroPad] | None:
+    """The workbook's zero-padding styles; None when its styles cannot be read (the reader that
+    reads them says why)."""
+    try:
+        return zero_pad_styles(zipped)
+    except WORKBOOK_ERRORS:
+        return None
 
 
 def _check_other_parts(

@@ -44,7 +44,15 @@ from estatebot.listings.sheet.readers.openpyxl_rows import RawCell, sheet_rows
 from estatebot.listings.sheet.readers.xlsx_guard import Prepared, prepare
 from estatebot.listings.sheet.readers.xml_scan import scan
 
-__all__ = ["ENGINES", "CellGrid", "Engine", "ZeroPad", "read_xlsx_cells", "zero_pad_of"]
+__all__ = [
+    "ENGINES",
+    "CellGrid",
+    "Engine",
+    "ZeroPad",
+    "read_prepared",
+    "read_xlsx_cells",
+    "zero_pad_of",
+]
 
 #: How a workbook's cells are read (see the module's docstring).
 Engine = Literal["calamine", "openpyxl"]
@@ -75,6 +83,12 @@ def read_xlsx_cells(
         raise SheetError(f"engine must be one of {', '.join(ENGINES)}", value=engine)
     budget = budget or Budget()
     prepared = prepare(path, sheet_name, budget, calamine=engine == "calamine")
+    return read_prepared(path, prepared, budget)
+
+
+def read_prepared(path: str | PathLike[str], prepared: Prepared, budget: Budget) -> CellGrid:
+    """:func:`read_xlsx_cells` of a worksheet :mod:`.xlsx_guard` has prepared: by calamine when
+    it may read it, else (or when calamine cannot tell which cell it fails on) by openpyxl."""
     grid: CellGrid | None = None
     if prepared.calamine:
         try:

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import re
 import zipfile
+from array import array
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 from xml.etree import ElementTree
 
+import numpy as np
 from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 
 from estatebot.listings.sheet.readers.xml_shape import shape_of, sparse
@@ -30,10 +32,13 @@ from estatebot.listings.sheet.readers.xml_shape import shape_of, sparse
 #: Most cells beyond the header named one by one; the rest are counted.
 MAX_NAMED = 20
 
+IntArray = np.ndarray[Any, np.dtype[np.int64]]
+
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _ROW, _CELL, _FORMULA, _VALUE = f"{_MAIN}row", f"{_MAIN}c", f"{_MAIN}f", f"{_MAIN}v"
 _INLINE, _MERGE = f"{_MAIN}is", f"{_MAIN}mergeCell"
-_CHUNK = 1 << 20
+# Small chunks: the survey runs while calamine holds its whole sheet, and needs no more.
+_CHUNK = 1 << 16
 _OVERLAP = 256  # longer than any tag the patterns look for, so none is cut between chunks
 _PREFIX = rb"<(?:[A-Za-z_][\w.-]*:)?"
 _HAS_FORMULA = re.compile(_PREFIX + rb"f[\s/>]")
@@ -170,12 +175,35 @@ class Survey:
 
     ``detailed`` says the sheet holds formulas, merges or errors, for :func:`parse_findings`.
     ``numbers`` holds the text of the numbers openpyxl reads other than as calamine does;
-    ``styles`` the style of each cell under one of the ``styles`` asked about.
+    :meth:`styles` the style of each cell under one of the ``styles`` asked about, kept as
+    arrays of machine integers: a sheet may have a padded ZIP in every row, and the survey
+    runs while calamine holds its whole sheet.
     """
 
     detailed: bool = False
     numbers: dict[tuple[int, int], bytes] = field(default_factory=dict)
-    styles: dict[tuple[int, int], int] = field(default_factory=dict)
+    styled: tuple[array[int], array[int], array[int]] = field(
+        default_factory=lambda: (array("q"), array("q"), array("q"))
+    )
+
+    def add_style(self, row: int, column: int, style: int) -> None:
+        """Note that cell (``row``, ``column``) has the style ``style``."""
+        rows, columns, styles = self.styled
+        rows.append(row)
+        columns.append(column)
+        styles.append(style)
+
+    def styles(self) -> tuple[IntArray, IntArray, IntArray]:
+        """The rows, columns and styles of the styled cells, as arrays (a cell styled twice
+        keeps its last style)."""
+        rows, columns, styles = (np.array(a, np.int64) for a in self.styled)
+        if len(rows) < 2:
+            return rows, columns, styles
+        # The last of each cell's entries: the first of each in reversed order.
+        key = (rows << 16 | columns)[::-1]
+        _, first = np.unique(key, return_index=True)
+        kept = np.sort(len(rows) - 1 - first)
+        return rows[kept], columns[kept], styles[kept]
 
 
 class _Tags:
@@ -199,15 +227,19 @@ def survey(
     archive: str,
     member: str,
     styles: Collection[int] = (),
+    detailed: bool | None = None,
 ) -> Survey:
     """Look through worksheet part ``member`` of ``archive`` once, in whole-row chunks.
 
     ``styles`` are the style indexes whose cells are wanted (the zero-padding ones).
+    ``detailed``, when the pass over the sheet's structure has told it (:mod:`.xml_shape`),
+    saves looking for formulas, merged ranges and errors again.
     """
-    found = Survey()
+    found = Survey(detailed=bool(detailed))
     styled = re.compile(rb' s="(?:' + b"|".join(str(s).encode() for s in styles) + rb')"')
+    look = detailed is None
     for tags, chunk in _cell_chunks(archive, member):
-        if not found.detailed and any(tag in chunk for tag in tags.details):
+        if look and not found.detailed and any(tag in chunk for tag in tags.details):
             found.detailed = True
         for match in tags.notation.finditer(chunk):
             cell = _cell_at(chunk, match.start(), tags.start)
@@ -218,7 +250,7 @@ def survey(
                 cell = _cell_at(chunk, match.start(), tags.start)
                 style = _STYLE_OF.search(match.group(0))
                 if cell is not None and style is not None:
-                    found.styles[cell[0]] = int(style.group(1))
+                    found.add_style(*cell[0], int(style.group(1)))
     return found
 
 

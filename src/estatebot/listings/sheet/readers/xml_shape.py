@@ -28,15 +28,26 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections.abc import Callable, Iterator
+from array import array
+from collections.abc import Callable, Collection, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 from xml.etree import ElementTree
 
 import numpy as np
 
 from estatebot.errors import SheetError
 from estatebot.listings.sheet.readers.budget import size_text
+from estatebot.listings.sheet.readers.xml_cells import (
+    ERROR,
+    FORMULA_TEXT,
+    SHARED,
+    CellFixes,
+    CellKinds,
+    ChunkCells,
+)
 
 #: Excel's last row and column: a reference beyond them is no cell of a worksheet.
 MAX_ROW = 1_048_576
@@ -55,6 +66,8 @@ SPARE_COLUMNS = 64
 WIDE_COLUMN = 131
 
 _CHUNK = 1 << 20
+# The lexer takes a chunk a quarter of a megabyte at a time: its arrays stay in the cache.
+_LEX_CHUNK = 1 << 18
 # After a chunk: the "<" its text runs up to (the next chunk's first tag), and room for the
 # windows read past a value at the chunk's end.
 _PAD = b"<" * 24
@@ -76,7 +89,12 @@ class Shape:
     holding a cell; ``text`` characters of inline and formula text at most; ``shared_refs``
     cells repeating shared strings, ``shared_text`` characters in all, the longest
     ``longest_shared``. ``odd`` says why the part is not plain ("" when it is), ``beyond`` names
-    a cell reference past the sheet's last row or column.
+    a cell reference past the sheet's last row or column. ``top_row`` is the first row holding
+    a value, ``top_kinds`` and ``kinds`` the kinds of value (bits of :mod:`.xml_cells`) of each
+    column in that row and below it, for the cells whose reference was read. ``detailed`` says
+    the part holds formulas, merged ranges or formula errors (:func:`.xml_scan.parse_findings`
+    finds them). ``numbers`` and ``styled`` are the cells to fix (:mod:`.xml_cells`), when
+    asked for.
     """
 
     size: int = 0
@@ -94,6 +112,14 @@ class Shape:
     rich_inline: bool = False
     odd: str = ""
     beyond: str = ""
+    top_row: int = 0
+    top_kinds: dict[int, int] = field(default_factory=dict)
+    kinds: dict[int, int] = field(default_factory=dict)
+    detailed: bool = False
+    numbers: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    styled: tuple[array[int], array[int], array[int]] = field(
+        default_factory=lambda: (array("q"), array("q"), array("q"))
+    )
 
     @property
     def plain(self) -> bool:
@@ -121,7 +147,15 @@ def padded(where: str, why: str) -> SheetError:
     )
 
 
-def tag_chunks(stream: IO[bytes], where: str, *, count: bool = True) -> Iterator[bytes]:
+class Readable(Protocol):
+    """What :func:`tag_chunks` reads from: a binary stream, or :func:`read_ahead`'s reader."""
+
+    def read(self, size: int, /) -> bytes:
+        """The next ``size`` bytes at most (b"" at the end)."""
+        ...
+
+
+def tag_chunks(stream: Readable, where: str, *, count: bool = True) -> Iterator[bytes]:
     """The stream in chunks that end just before a ``<``, so that no tag and no text is cut.
 
     Refuses padded XML as it goes (:func:`padded`): more than :data:`MAX_BYTES_PER_TAG` bytes a
@@ -175,6 +209,39 @@ def _refuse_dtd(chunk: bytes, where: str) -> None:
         )
 
 
+# A zip member is read one chunk ahead, on another thread: zlib inflates with the interpreter
+# lock released, so the next chunk of a worksheet is inflated on the other core while the lexer
+# works on this one.
+
+
+class _Ahead:
+    """A stream's ``read(size)``, each answered by the read made while the one before was used."""
+
+    def __init__(self, stream: IO[bytes], size: int, pool: ThreadPoolExecutor) -> None:
+        self._stream = stream
+        self._size = size
+        self._pool = pool
+        self._pending: Future[bytes] | None = pool.submit(stream.read, size)
+
+    def read(self, size: int) -> bytes:
+        """The next ``size`` bytes (the size given at the start: the chunks are all alike)."""
+        if size != self._size:
+            raise ValueError(f"read ahead gives chunks of {self._size} bytes, not {size}")
+        if self._pending is None:
+            return b""
+        data = self._pending.result()
+        self._pending = self._pool.submit(self._stream.read, size) if data else None
+        return data
+
+
+@contextmanager
+def read_ahead(stream: IO[bytes], size: int) -> Iterator[_Ahead]:
+    """``stream`` read ``size`` bytes at a time, one read ahead; the read under way is waited
+    for on leaving (the stream may then be closed)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-inflate") as pool:
+        yield _Ahead(stream, size, pool)
+
+
 # --------------------------------------------------------------------------- the lexer
 
 
@@ -213,10 +280,18 @@ class _Chunk:
         eq = np.flatnonzero(a[: self.length] == _EQ)
         self.eq: IntArray = eq[eq >= 2]
         self._following: IntArray | None = None
+        self._ends_one: BoolArray | None = None
 
     def named(self, local: bytes) -> BoolArray:
         """Which tags are start tags ``<local`` under the sheet's prefix."""
         name = self.prefix + local
+        if len(name) == 1:
+            # A one-letter name (c, v, f, t, r): its first byte, and a name ending after it
+            # (looked up once for every tag).
+            if self._ends_one is None:
+                self._ends_one = _ENDS_NAME[self.a[self.lt + 2]]
+            one: BoolArray = (self.marks == name[0]) & self._ends_one
+            return one
         first: BoolArray = np.asarray(self.marks == name[0], dtype=bool)
         at = self.lt[first] + 1
         match = np.ones(len(at), dtype=bool)
@@ -303,14 +378,6 @@ def _plain_attributes(a: np.ndarray[Any, Any], eq: IntArray) -> dict[bytes, IntA
     return {b"r": eq[name == 0x72], b"t": eq[name == 0x74], b"s": eq[name == 0x73]}
 
 
-def _follows(a: np.ndarray[Any, Any], at: IntArray, text: bytes) -> BoolArray:
-    """Whether ``text`` is written at each position of ``at``."""
-    result = np.ones(len(at), dtype=bool)
-    for i, byte in enumerate(text):
-        result &= a[at + i] == byte
-    return result
-
-
 def _foreign_pattern(prefix: bytes, local: bytes) -> re.Pattern[bytes]:
     """Elements named ``local`` (a pattern) under another prefix than ``prefix``."""
     name = rb"(?:" + local + rb")[\s/>]"
@@ -331,15 +398,16 @@ def _odd_encoding(head: bytes) -> str:
 class _SheetLexer:
     """Builds a worksheet's :class:`Shape`, chunk by chunk."""
 
-    def __init__(self, where: str, sizes: IntArray | None) -> None:
+    def __init__(self, where: str, sizes: IntArray | None, fixes: CellFixes | None = None) -> None:
         self.where = where
         self.sizes = sizes
+        self.fixes = fixes
         self.shape = Shape()
         self.prefix: bytes | None = None
         self.foreign: re.Pattern[bytes] | None = None
         self.first = True
         self.open_inline = False  # the chunk before ended with an <is> tag
-        self.carried = b""  # the type of the cell the chunk before ended in (b"s", b"str")
+        self.kinds = CellKinds()
 
     def feed(self, chunk: bytes) -> None:
         shape = self.shape
@@ -381,7 +449,10 @@ class _SheetLexer:
         is_c, is_v = lexed.named(b"c"), lexed.named(b"v")
         shape.cells += int(is_c.sum())
         shape.rows += int(lexed.named(b"row").sum())
-        for local, tags in ((b"c", is_c), (b"f", lexed.named(b"f"))):
+        is_f = lexed.named(b"f")
+        if not shape.detailed and (is_f.any() or lexed.named(b"mergeCell").any()):
+            shape.detailed = True
+        for local, tags in ((b"c", is_c), (b"f", is_f)):
             # The survey finds these tags by their literal start ("<c ", "<f "): a tab or a
             # line break after the name is legal XML, and makes the sheet not plain.
             after = lexed.a[lexed.lt[tags] + 1 + len(lexed.prefix) + len(local)]
@@ -390,12 +461,33 @@ class _SheetLexer:
         v_at = lexed.lt[is_v] + 2 + len(lexed.prefix)
         if _IS_BLANK[lexed.a[v_at]].any():
             self._odd("a value element has attributes")
-        self._inline(lexed)
+        is_is = self._inline(lexed)
         equals = _plain_attributes(lexed.a, lexed.eq)
-        self._references(lexed, is_c, equals[b"r"])
-        self._values(lexed, is_c, is_v, equals[b"t"])
+        places = self._references(lexed, is_c, equals[b"r"])
+        is_value = is_v | is_is
+        found = self.kinds.feed(lexed.a, lexed.lt, is_c, places, equals[b"t"], is_value)
+        self._values(lexed, is_v, found.kinds[is_v[is_value]])
+        if self.fixes is not None:
+            self._fixes(lexed, is_v[is_value], np.flatnonzero(is_value), found, equals[b"s"])
 
-    def _inline(self, lexed: _Chunk) -> None:
+    def _fixes(
+        self,
+        lexed: _Chunk,
+        is_v: BoolArray,
+        values: IntArray,
+        found: ChunkCells,
+        styles_at: IntArray,
+    ) -> None:
+        """Hand the chunk's number values and styled cells to :attr:`fixes`; ``is_v`` says
+        which of the ``values`` (tag indexes) are ``<v>`` elements."""
+        assert self.fixes is not None
+        v_index = values[is_v]
+        starts = lexed.lt[v_index] + 3 + len(lexed.prefix)
+        cells = (found.rows[is_v], found.columns[is_v], found.kinds[is_v])
+        self.fixes.feed_numbers(lexed.a, lexed.length, (starts, lexed.next_tag(v_index)), cells)
+        self.fixes.feed_styles(lexed.a, lexed.lt, styles_at, found)
+
+    def _inline(self, lexed: _Chunk) -> BoolArray:
         # An inline string's text: each <t> up to the next tag (its own tag counted too, an
         # upper bound). A rich one (<is><r>) is left to openpyxl: calamine loses its spaces.
         is_t = lexed.named(b"t")
@@ -410,8 +502,13 @@ class _SheetLexer:
         if is_r[after[after < len(is_r)]].any():
             self.shape.rich_inline = True
         self.open_inline = bool(len(is_is) and is_is[-1])
+        return is_is
 
-    def _references(self, lexed: _Chunk, is_c: BoolArray, at: IntArray) -> None:
+    def _references(
+        self, lexed: _Chunk, is_c: BoolArray, at: IntArray
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """Check the cells' references; returns the tag index, row and column of each one read
+        (malformed references and those beyond the sheet are left out)."""
         shape, a = self.shape, lexed.a
         owner = np.searchsorted(lexed.lt, at) - 1
         in_cell = (owner >= 0) & is_c[np.maximum(owner, 0)]
@@ -421,7 +518,7 @@ class _SheetLexer:
         if (is_c & ~referenced).any():
             shape.unreferenced = True  # a cell without r: its place is known by counting
         if not len(at):
-            return
+            return owner, owner, owner
         n_letters, column, n_digits, row, after = _numbers(a, at + 2, letters=True)
         malformed = (n_letters == 0) | (n_digits == 0) | (after != _QUOTE)
         if malformed.any():
@@ -440,34 +537,16 @@ class _SheetLexer:
             seen = np.zeros(MAX_COLUMN + 1, dtype=bool)
             seen[column[near]] = True
             shape.columns.update(np.flatnonzero(seen).tolist())
+        return owner[near], row[near], column[near]
 
-    def _values(self, lexed: _Chunk, is_c: BoolArray, is_v: BoolArray, types: IntArray) -> None:
+    def _values(self, lexed: _Chunk, is_v: BoolArray, kinds: IntArray) -> None:
+        """Count the text of the formulas' texts and of the shared strings the values (``<v>``
+        elements, of cells of ``kinds``: :mod:`.xml_cells` has carried a cell's type over to a
+        value in the chunk after its tag) repeat."""
         shape, a = self.shape, lexed.a
-        cells = lexed.lt[is_c]
-        # A cell's type is a t attribute between its tag and its value; a value whose cell's
-        # tag ended the chunk before takes that cell's type, carried over.
-        marks = {kind: types[_follows(a, types + 1, b'"' + kind + b'"')] for kind in (b"s", b"str")}
+        formula_text, shared = (kinds & FORMULA_TEXT) > 0, (kinds & SHARED) > 0
         v_index = np.flatnonzero(is_v)
         v_at = lexed.lt[v_index]
-        cell = np.searchsorted(cells, v_at) - 1
-        start = (
-            np.full(len(v_at), -1)
-            if not len(cells)
-            else np.where(cell >= 0, cells[np.maximum(cell, 0)], -1)
-        )
-
-        def of_type(kind: bytes) -> BoolArray:
-            found = marks[kind]
-            following = np.searchsorted(found, start)
-            at = found[np.minimum(following, len(found) - 1)] if len(found) else start
-            typed = (following < len(found)) & (at < v_at)
-            return np.where(start < 0, self.carried == kind, typed)
-
-        formula_text, shared = of_type(b"str"), of_type(b"s")
-        if len(cells):
-            # The type of the chunk's last cell, for a value of it in the next chunk.
-            last = cells[-1]
-            self.carried = next((k for k in (b"s", b"str") if (marks[k] > last).any()), b"")
         text_at = v_at + 3 + len(self.prefix or b"")
         lengths = lexed.next_tag(v_index) - text_at
         shape.text += int(np.maximum(lengths[formula_text], 0).sum())
@@ -494,22 +573,47 @@ def shape_of(
     where: str,
     sizes: IntArray | None = None,
     check: Callable[[Shape], None] | None = None,
+    fixes: Collection[int] | None = None,
 ) -> Shape:
     """The :class:`Shape` of worksheet part ``member`` (``sizes``: the lengths of the shared
     strings, for the text the cells repeat). Raises :class:`SheetError` for padded XML or a
     DTD. ``check`` sees the shape so far after each chunk while the part is plain and more than
     a chunk of it is left (its counts only grow): it may stop a read already over budget
-    without reading the rest."""
-    lexer = _SheetLexer(where, sizes)
+    without reading the rest. With ``fixes`` (the zero-padding styles, maybe none), the shape
+    also holds the cells calamine reads other than openpyxl (:mod:`.xml_cells`)."""
+    lexer = _SheetLexer(where, sizes, None if fixes is None else CellFixes(fixes))
     # The size the zip's directory gives: zipfile reads no more than that (a part longer than
     # it says fails its checksum), so what is left to read is known as the pass goes.
     size = zipped.getinfo(member).file_size
-    with zipped.open(member) as stream:
-        for chunk in tag_chunks(stream, where, count=False):
-            lexer.feed(chunk)
+    with zipped.open(member) as stream, read_ahead(stream, _CHUNK) as ahead:
+        for chunk in tag_chunks(ahead, where, count=False):
+            for piece in _pieces(chunk):
+                lexer.feed(piece)
             if check is not None and lexer.shape.plain and size - lexer.shape.size > _CHUNK:
                 check(lexer.shape)
-    return lexer.shape
+    kinds = lexer.kinds
+    shape = lexer.shape
+    shape.top_row, shape.top_kinds, shape.kinds = kinds.top_row, kinds.top, kinds.below
+    if lexer.fixes is not None:
+        shape.numbers, shape.styled = lexer.fixes.numbers, lexer.fixes.styled
+    if any(k & ERROR for k in (*shape.top_kinds.values(), *shape.kinds.values())):
+        shape.detailed = True
+    return shape
+
+
+def _pieces(chunk: bytes) -> Iterator[bytes]:
+    """``chunk`` in pieces of about :data:`_LEX_CHUNK` bytes, each cut just before a ``<``
+    (the chunk begins with one, or is the text before the first tag)."""
+    start = 0
+    while len(chunk) - start > _LEX_CHUNK:
+        cut = chunk.rfind(b"<", start + 1, start + _LEX_CHUNK)
+        if cut < 0:
+            cut = chunk.find(b"<", start + _LEX_CHUNK)
+            if cut < 0:
+                break
+        yield chunk[start:cut]
+        start = cut
+    yield chunk[start:]
 
 
 # --------------------------------------------------------------------------- shared strings
