@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import fields
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, Self
@@ -52,7 +51,7 @@ class SyncPlan(PlanArtifact):
         Returns:
             A `SyncPlan` sharing the items of `artifact`.
         """
-        return cls(**{f.name: getattr(artifact, f.name) for f in fields(artifact)})
+        return cls(**artifact.field_values())
 
     def _repr_html_(self) -> str:
         return plan_html.render_html(self)

@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from os import PathLike
 from pathlib import Path
 from typing import Any, Self
@@ -28,6 +28,7 @@ from estatebot.listings.sync.plan.operations import (
     InvalidRow,
     ListingRef,
     PlannedOp,
+    RefColumns,
 )
 
 __all__ = ["PLAN_FORMAT", "PLAN_FORMAT_VERSION", "Confirmed", "PlanArtifact"]
@@ -85,6 +86,27 @@ class PlanArtifact:
     #: nothing about how it was made, so its apply is guarded by the apply's own options.
     confirmed: Confirmed | None = field(default=None, compare=False, repr=False)
 
+    # -- the listings left alone, held as columns
+
+    def defer_unchanged(self, later: RefColumns) -> None:
+        """Hold the unchanged listings as the planner's columns: :attr:`unchanged` makes them
+        into its list on first read (the counts and the summary do not need it).
+
+        Args:
+            later: The unchanged listings, as columns.
+        """
+        self.__dict__["_unchanged"] = later
+
+    def field_values(self) -> dict[str, Any]:
+        """Every field's value by name, the unchanged listings as held (not made here).
+
+        Returns:
+            A new dict, by field name: what a copy of this plan is made from.
+        """
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "unchanged"}
+        values["unchanged"] = self.__dict__["_unchanged"]
+        return values
+
     # -- reading
 
     @property
@@ -102,7 +124,7 @@ class PlanArtifact:
             "create": len(self.creates),
             "update": len(self.updates),
             "delete": len(self.deletes),
-            "unchanged": len(self.unchanged),
+            "unchanged": len(self.__dict__["_unchanged"]),  # without making a held list
             "invalid": len(self.invalid),
             "kept": len(self.kept),
             "skipped_create": len(self.skipped_create),
@@ -256,6 +278,28 @@ class PlanArtifact:
             # A field missing or of another type: the file was written by something else.
             problem = f"not a saved plan ({type(error).__name__}: {error})"
             raise JsonFileError(target, problem) from None
+
+
+class _MadeOnRead:
+    """:attr:`PlanArtifact.unchanged`: its list, made on first read where the planner left
+    :class:`~.operations.RefColumns` (see :meth:`PlanArtifact.defer_unchanged`)."""
+
+    def __get__(self, obj: PlanArtifact | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__["_unchanged"]
+        if isinstance(value, RefColumns):
+            value = obj.__dict__["_unchanged"] = value.refs()
+        return value
+
+    def __set__(self, obj: PlanArtifact, value: Any) -> None:
+        obj.__dict__["_unchanged"] = value
+
+
+# Installed over the dataclass field (its __init__ sets it through this): reads and writes of
+# ``unchanged`` keep their meaning, and a plan's hundred thousand unchanged listings become
+# objects only when read.
+setattr(PlanArtifact, "unchanged", _MadeOnRead())  # noqa: B010
 
 
 def _refuse_constant(name: str) -> Any:

@@ -8,7 +8,6 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,23 +19,21 @@ from estatebot.listings.sync.plan.differences import field_differences
 from estatebot.listings.sync.plan.guards import refuse_delete_missing
 from estatebot.listings.sync.plan.operations import (
     Action,
-    Change,
     HeldBack,
     InvalidRow,
     ListingRef,
     PlannedOp,
+    RefColumns,
 )
 from estatebot.listings.sync.plan.pairing import (
     Mask,
     Pairing,
     Positions,
     pick,
-    pick_where,
     present_key,
-    refs,
 )
-from estatebot.listings.sync.plan.update_base import complete_bases
-from estatebot.listings.sync.values.compare import blank_mask, match_keys
+from estatebot.listings.sync.plan.updates import plan_updates
+from estatebot.listings.sync.values.compare import match_keys
 from estatebot.listings.sync.values.hashing import frame_hashes
 from estatebot.listings.sync.values.payloads import (
     FIELDS,
@@ -47,7 +44,6 @@ from estatebot.listings.sync.values.payloads import (
     json_columns,
     json_rows,
 )
-from estatebot.listings.sync.values.tidy import as_floats
 
 _REQUIRED: frozenset[str] = frozenset(schema.REQUIRED_COLUMNS)
 
@@ -66,12 +62,21 @@ def collector_paused() -> Iterator[None]:
     Planning makes many small objects (values, changes, bodies) that reference counting frees;
     none form cycles. With large frames alive, every automatic full collection walks all of
     their objects again: at 100,000 listings, over a quarter of the planning time.
+
+    On exit the objects made meanwhile join the oldest generation as they are, instead of being
+    walked by the young collection that would run first thing (a plan's hundreds of thousands
+    of operations, bodies and changes, none of them garbage): ``gc.freeze`` then ``unfreeze``
+    moves them there without a walk. Not done when the process holds frozen objects of its own,
+    which ``unfreeze`` would let go of.
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 
@@ -100,139 +105,27 @@ def plan_matched(
     # them (from the record of values sent, or a unit in List's Area text): where it does not,
     # a sheet's value says nothing of a difference, though an update carries it.
     for name in schema.UNLISTED_COLUMNS:
-        known = ~blank_mask(ctx.remote[name].take(remote_at))  # one column, not the frame
+        known = ~ctx.remote_columns.blank(name)[remote_at]
         changed |= differs[:, FIELDS.index(name)] & known
     cleared_m = {name: mask[matched] for name, mask in ctx.parts.cleared.items()}
     for name, mask in cleared_m.items():
         if name in _REQUIRED:
             changed |= mask  # a cleared required field makes the row invalid, never unchanged
 
-    same = ~changed
-    plan.unchanged = refs(
-        pick_where(ctx.sheet_keys, matched, same),
-        pick_where(ctx.parts.rows, matched, same),
-        pick_where(ctx.remote_ids, remote_at, same),
-    )
-    to_update = np.flatnonzero(changed)
-    if not len(to_update):
-        return
-    m = len(to_update)
-    sheet_at, remote_rows = matched[to_update], ctx.remote.take(remote_at[to_update])
-    before_columns = json_columns(remote_rows, schema.COLUMNS)
-    befores = json_rows(before_columns, m)
-    before_hashes = frame_hashes(remote_rows, is_clean=True)
-    rows_at, fields_at = np.nonzero(differs[to_update])
-    changed_fields = {FIELDS[j] for j in set(fields_at.tolist())}
-    afters = ctx.parts.json_columns(sheet_at, [f for f in FIELDS if f in changed_fields])
-    if "ExtensionColumn" in afters:
-        # Merged by key into the listing's own mapping: the sheet never drops a key it omits.
-        afters["ExtensionColumn"] = [
-            ctx.parts.merged_extension(int(p), remote)
-            for p, remote in zip(sheet_at, before_columns["ExtensionColumn"], strict=True)
-        ]
-    cleared_u = {name: mask[to_update] for name, mask in cleared_m.items()}
-
-    # The body is the remote listing with exactly the planned changes laid over it.
-    data: Columns = {name: list(before_columns[name]) for name in FIELDS}
-    changes: list[list[Change]] = [[] for _ in range(m)]
-    for i, j in zip(rows_at.tolist(), fields_at.tolist(), strict=True):
-        name = FIELDS[j]
-        clear = cleared_u.get(name)
-        after = empty_like(name) if clear is not None and clear[i] else afters[name][i]
-        data[name][i] = after
-        if name == "ExtensionColumn":
-            changes[i].append(_key_change(before_columns[name][i], after))
-        elif name not in schema.UNLISTED_COLUMNS:  # the remote value is unknown: not a change
-            changes[i].append(Change(name, before_columns[name][i], after))
-    # The request names the listing as the service knows it (the sheet may write its key in
-    # another case, or give it a new one: see Pairing.match).
-    keys = [present_key(k) for k in pick(ctx.remote_keys, remote_at[to_update])]
-    data["Key"], data["KeyType"] = keys, [ctx.key_type.value] * m
-    differs_u = differs[to_update]
-    stated = {name: differs_u[:, j].tolist() for j, name in enumerate(FIELDS)}
-    withheld = complete_bases(
-        data,
-        [b["ID"] for b in befores],
-        stated,
-        ctx.unreadable,
-        location_unknown=ctx.location_unknown,
-        blank_location=bool(plan.options.get("blank_unknown_location")),
-    )
-    bodies = build_bodies(data, cleared_u, m, update=True)
-    rows = pick(ctx.parts.rows, sheet_at)
-    unknown = _unknown_fields(ctx, sheet_at, cleared_u, bodies)
-    for n, (body, reasons) in enumerate(bodies):
-        before, k, row = befores[n], keys[n], rows[n]
-        if n in withheld:
-            plan.held_back.extend(
-                HeldBack(row, k, before["ID"], held.field, None, held.value, held.message, True)
-                for held in withheld[n]
-            )
-            continue
-        if body is None:
-            plan.invalid.append(InvalidRow(row, k, before["ID"], tuple(reasons)))
-            continue
-        count = len(changes[n])
-        plan.updates.append(
-            PlannedOp(
-                "update", k, ctx.key_type.value, row, before["ID"], body, before,
-                before_hashes[n], tuple(changes[n]),
-                f"{count} field{'s' if count != 1 else ''} changed", unknown[n],
-            )
-        )  # fmt: skip
-    _note_unknown(plan)
-
-
-def _unknown_fields(
-    ctx: Pairing,
-    sheet_at: Positions,
-    cleared: Mapping[str, Mask],
-    bodies: Sequence[tuple[dict[str, Any] | None, Any]],
-) -> list[tuple[str, ...]]:
-    """Per update, the fields List never returns that its sheet row does not give.
-
-    A value the sheet leaves blank, or fills from ``defaults``, says nothing of the listing's
-    own value; a cell holding the clear token does (the field is emptied on purpose).
-    """
-    out: list[tuple[str, ...]] = []
-    defaulted = {
-        name: mask[sheet_at] for name, mask in ctx.parts.defaulted.items()
-        if name in schema.UNLISTED_COLUMNS
-    }  # fmt: skip
-    for n, (body, _) in enumerate(bodies):
-        names = []
-        for name in schema.UNLISTED_COLUMNS:
-            if name in cleared and cleared[name][n]:
-                continue
-            blank = body is None or body.get(name) in (None, "")
-            if blank or (name in defaulted and defaulted[name][n]):
-                names.append(name)
-        out.append(tuple(names))
-    return out
-
-
-def _note_unknown(plan: PlanArtifact) -> None:
-    counts: dict[str, int] = {}
-    for op in plan.updates:
-        for name in op.unknown:
-            counts[name] = counts.get(name, 0) + 1
-    if counts:
-        fields = ", ".join(f"{name} on {count}" for name, count in sorted(counts.items()))
-        plan.notes.append(
-            f"remote value unknown ({fields} updates): the service never shows these fields and "
-            "the sheet does not give them; apply sends the value last sent to each listing where "
-            "it is recorded, else the sheet's default or nothing"
+    same = np.flatnonzero(~changed)
+    sheet_same = matched[same]
+    plan.defer_unchanged(
+        RefColumns(
+            ctx.sheet_key.written, sheet_same, ctx.parts.rows, sheet_same,
+            ctx.remote["ID"], remote_at[same],
         )
-
-
-def _key_change(before: dict[str, str], after: dict[str, str]) -> Change:
-    """An ExtensionColumn change, key by key: only the keys set, changed or removed."""
-    names = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-    return Change(
-        "ExtensionColumn",
-        {k: before[k] for k in names if k in before},
-        {k: after[k] for k in names if k in after},
-    )
+    )  # fmt: skip
+    to_update = np.flatnonzero(changed)
+    if len(to_update):
+        cleared_u = {name: mask[to_update] for name, mask in cleared_m.items()}
+        plan_updates(
+            plan, ctx, matched[to_update], remote_at[to_update], differs[to_update], cleared_u
+        )
 
 
 _UNIT_PRICE = "UnitAreaPrice"
@@ -254,7 +147,7 @@ def _stale_unit_prices(
     mask = ctx.parts.flagged.get(_UNIT_PRICE)
     if mask is None:
         return stale
-    own = as_floats(ctx.remote[_UNIT_PRICE].take(remote_at))
+    own = ctx.remote_columns.floats_at(_UNIT_PRICE, remote_at)
     for i in np.flatnonzero(mask[matched]).tolist():
         _, given, _ = ctx.parts.flags[(int(matched[i]), _UNIT_PRICE)]
         try:
@@ -282,17 +175,16 @@ def _hold_back(
         flagged = mask[matched] & ~exempt[name] if name in exempt else mask[matched]
         held = np.flatnonzero(flagged & differs[:, j])
         differs[held, j] = False
-        for i in held.tolist():
-            position = int(matched[i])
-            ident = ctx.remote_ids[int(remote_at[i])]
-            _note_held(plan, ctx, position, name, ident)
+        ids = ctx.remote_ids_at(remote_at[held]) if len(held) else []
+        for i, ident in zip(held.tolist(), ids, strict=True):
+            _note_held(plan, ctx, int(matched[i]), name, ident)
 
 
 def _note_held(
     plan: PlanArtifact, ctx: Pairing, position: int, name: str, ident: int | None
 ) -> None:
     column, value, message = ctx.parts.flags[(position, name)]
-    key = ctx.sheet_keys[position]
+    key = ctx.sheet_key.text_at(position)
     plan.held_back.append(
         HeldBack(ctx.parts.rows[position], key, ident, name, column, value, message)
     )
@@ -307,8 +199,9 @@ def plan_new(
         return
     if ctx.key_type is KeyType.NEW_OAKS:
         # The service assigns IDs: a listing cannot be created under a chosen one.
-        for position in new_rows.tolist():
-            k = present_key(ctx.sheet_keys[position])
+        written = ctx.sheet_key.texts_at(new_rows)
+        for position, text in zip(new_rows.tolist(), written, strict=True):
+            k = present_key(text)
             reason = f"ID: no listing {k} on the service to update"
             plan.invalid.append(InvalidRow(ctx.parts.rows[position], k, None, (reason,)))
         return
@@ -325,7 +218,7 @@ def plan_new(
                 _note_held(plan, ctx, int(new_rows[i]), name, None)
     bodies = _priced(data, build_bodies(data, cleared_n, len(new_rows), update=False))
     action: Action = "create" if create_missing else "skipped_create"
-    keys = [present_key(k) for k in pick(ctx.sheet_keys, new_rows)]
+    keys = [present_key(k) for k in ctx.sheet_key.texts_at(new_rows)]
     rows = pick(ctx.parts.rows, new_rows)
     for k, row, (body, reasons) in zip(keys, rows, bodies, strict=True):
         if body is None:
@@ -365,19 +258,19 @@ def plan_remote_only(plan: PlanArtifact, ctx: Pairing, delete_missing: bool) -> 
     """Classify the remote listings the sheet does not name: delete (when asked) or kept."""
     allow_missing = bool(delete_missing)
     if delete_missing:
-        valid = len(plan.updates) + len(plan.unchanged) + len(plan.creates)
-        valid += len(plan.skipped_create)
-        refusal = refuse_delete_missing(len(ctx.sheet_keys), valid, ctx.parts.rejected)
+        counts = plan.counts()  # (without making the unchanged listings)
+        valid = counts["update"] + counts["unchanged"] + counts["create"]
+        valid += counts["skipped_create"]
+        refusal = refuse_delete_missing(len(ctx.sheet_key), valid, ctx.parts.rejected)
         if refusal:
             plan.refusals.append(refusal)
             allow_missing = False
-    in_sheet = ctx.sheet_key_set
     unpublished_at: dict[str, tuple[int | None, str]] = {}
     for row, written, status in ctx.parts.unpublished:
         (k,) = match_keys([written])
         if k is None:
             continue
-        if k in in_sheet:
+        if k in ctx.sheet_key_set:
             plan.notes.append(
                 f"{ctx.key_column} {written!r} is both published and unpublished in the sheet "
                 f"(row {row}, {status}): the published row is used, nothing is deleted"
@@ -386,33 +279,39 @@ def plan_remote_only(plan: PlanArtifact, ctx: Pairing, delete_missing: bool) -> 
         unpublished_at.setdefault(k, (row, status))
     # Remote keys are unique, so a remote listing is named by the sheet exactly when some sheet
     # row (usable or not) was paired with it.
-    named = np.zeros(len(ctx.remote_keys), dtype=bool)
+    named = np.zeros(len(ctx.remote_key), dtype=bool)
     named[ctx.remote_of[ctx.remote_of >= 0]] = True
+    unnamed = np.flatnonzero(~named)
+    # Keys and IDs as Python objects for these listings only.
+    keys = ctx.remote_key.texts_at(unnamed)
+    ids = ctx.remote_ids_at(unnamed)
+    matched = ctx.remote_key.matched_texts(unnamed) if unpublished_at else []
     unkeyed = 0
     chosen: list[tuple[int, int | None, str]] = []
-    for position in np.flatnonzero(~named).tolist():
-        k = ctx.remote_keys[position]
+    for n, position in enumerate(unnamed.tolist()):
+        k = keys[n]
         if k is None:
             unkeyed += 1
-            plan.kept.append(ListingRef(None, None, ctx.remote_ids[position]))
-        elif ctx.remote_match[position] in unpublished_at:
-            row, status = unpublished_at[str(ctx.remote_match[position])]
+            plan.kept.append(ListingRef(None, None, ids[n]))
+        elif unpublished_at and matched[n] in unpublished_at:
+            row, status = unpublished_at[str(matched[n])]
             chosen.append((position, row, f"unpublished in the sheet ({status})"))
         elif allow_missing:
             chosen.append((position, None, "not in the sheet"))
         else:
-            plan.kept.append(ListingRef(k, None, ctx.remote_ids[position]))
+            plan.kept.append(ListingRef(k, None, ids[n]))
     if unkeyed:
         plan.notes.append(
             f"{unkeyed} remote listings have no {ctx.key_column}: they cannot be matched and "
             "are left alone"
         )
-    plan.deletes = delete_ops(ctx.remote, ctx.remote_keys, chosen, ctx.key_type)
+    at = dict(zip(unnamed.tolist(), keys, strict=True))
+    plan.deletes = delete_ops(ctx.remote, at, chosen, ctx.key_type)
 
 
 def delete_ops(
     remote_clean: pd.DataFrame,
-    remote_keys: Sequence[str | None],
+    remote_keys: Sequence[str | None] | Mapping[int, str | None],
     chosen: Sequence[tuple[int, int | None, str]],
     key_type: KeyType,
 ) -> list[PlannedOp]:

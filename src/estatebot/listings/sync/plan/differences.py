@@ -12,19 +12,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from estatebot.listings.sync.plan.columns import take_positions
 from estatebot.listings.sync.plan.desired import (
     STRUCTURED,
     TEXT_COLUMNS,
     SheetParts,
     cleaner,
 )
-from estatebot.listings.sync.plan.pairing import Mask, Pairing, Positions, pick, take_rows
-from estatebot.listings.sync.values.compare import blank_mask, equal_mask
+from estatebot.listings.sync.plan.pairing import Mask, Pairing, Positions, pick
+from estatebot.listings.sync.values.compare import equal_floats
 from estatebot.listings.sync.values.payloads import (
     FIELDS,
 )
-from estatebot.listings.sync.values.tidy import clean_text
+from estatebot.listings.sync.values.tidy import arrow_text, clean_text
 
 
 def _equal_as_given(left: list[Any], right: list[Any]) -> Mask:
@@ -80,24 +83,34 @@ def _extension_differs(parts: SheetParts, matched: Positions, remote_values: lis
     return differs
 
 
-def _text_differs(
-    sheet_column: pd.Series[Any], remote_column: pd.Series[Any], clear: Mask | None
-) -> Mask:
+def _text_differs(sheet: pa.Array, remote: pa.Array, clear: Mask | None) -> Mask:
     """Which sheet cells (text as given) change a text field of their (clean) remote listing.
 
     A cell equal to the remote value as given is settled at once; only the others are cleaned
     and compared.
     """
-    differs = np.zeros(len(sheet_column), dtype=bool)
-    unsettled = ~equal_mask(sheet_column, remote_column) & sheet_column.notna().to_numpy(bool)
+    differs = np.zeros(len(sheet), dtype=bool)
+    same = pc.fill_null(pc.equal(sheet, remote), False).to_numpy(zero_copy_only=False)
+    unsettled = ~same & sheet.is_valid().to_numpy(zero_copy_only=False)
     check = np.flatnonzero(unsettled)
     if len(check):
-        sheet_text = clean_text(sheet_column.iloc[check])
-        remote_text = remote_column.iloc[check]
-        differs[check] = ~blank_mask(sheet_text) & ~equal_mask(sheet_text, remote_text)
+        at = pa.array(check)
+        given = pd.Series(pd.arrays.ArrowStringArray(sheet.take(at)), copy=False)
+        sheet_text = arrow_text(clean_text(given))
+        remote_text = remote.take(at)
+        changed = pc.and_(
+            sheet_text.is_valid(),
+            pc.fill_null(pc.not_equal(sheet_text, remote_text), True),
+        )
+        differs[check] = changed.to_numpy(zero_copy_only=False)
     if clear is not None:
-        differs = (differs & ~clear) | (clear & ~blank_mask(remote_column))
+        filled = remote.is_valid().to_numpy(zero_copy_only=False)
+        differs = (differs & ~clear) | (clear & filled)
     return differs
+
+
+def _taken(array: pa.Array, positions: Positions | None) -> pa.Array:
+    return array if positions is None else array.take(pa.array(positions))
 
 
 def field_differences(
@@ -107,10 +120,11 @@ def field_differences(
 
     A blank sheet cell keeps the remote value; a cleared one empties the field; a value that came
     from ``defaults`` only fills an empty field. The comparison runs column by column over all
-    matched rows at once.
+    matched rows at once, on arrays made once per column (:class:`~.columns.ColumnCache`).
     """
-    sheet_m = take_rows(ctx.parts.frame, matched)
-    remote_m = take_rows(ctx.remote, remote_at)
+    sheet, remote = ctx.sheet_columns, ctx.remote_columns
+    sheet_at = take_positions(matched, len(ctx.parts.frame))
+    remote_rows = take_positions(remote_at, len(ctx.remote))
     differs = np.zeros((len(matched), len(FIELDS)), dtype=bool)
     for j, name in enumerate(FIELDS):
         if name == ctx.key_column:
@@ -118,39 +132,50 @@ def field_differences(
             # by its other identity: there the key itself changes.
             moved = ctx.by_identity[matched]
             if moved.any():
-                column = _text_differs(sheet_m[name], remote_m[name], None)
+                sheet_text = _taken(sheet.texts(name), sheet_at)
+                column = _text_differs(sheet_text, _taken(remote.texts(name), remote_rows), None)
                 differs[:, j] = column & moved
             continue
         mask = ctx.parts.cleared.get(name)
         clear = mask[matched] if mask is not None else None
         if name in STRUCTURED:
-            remote_values = remote_m[name].tolist()
+            remote_values = remote.values(name)
+            if remote_rows is not None:
+                remote_values = pick(remote_values, remote_rows)
             differs[:, j] = _structured_differs(ctx.parts, name, matched, remote_values, clear)
             continue
-        sheet_column, remote_column = sheet_m[name], remote_m[name]
         if name in TEXT_COLUMNS:
-            differs[:, j] = _text_differs(sheet_column, remote_column, clear)
+            sheet_text = _taken(sheet.texts(name), sheet_at)
+            remote_text = _taken(remote.texts(name), remote_rows)
+            differs[:, j] = _text_differs(sheet_text, remote_text, clear)
             continue
-        take_sheet = ~blank_mask(sheet_column)
+        sheet_blank, remote_blank = sheet.blank(name), remote.blank(name)
+        left, right = sheet.floats(name), remote.floats(name)
+        if sheet_at is not None:
+            sheet_blank, left = sheet_blank[sheet_at], left[sheet_at]
+        if remote_rows is not None:
+            remote_blank, right = remote_blank[remote_rows], right[remote_rows]
+        take_sheet = ~sheet_blank
         if clear is not None:
             take_sheet &= ~clear
-        same = equal_mask(sheet_column, remote_column, tolerance=tolerance_of.get(name))
+        same = equal_floats(name, left, right, tolerance=tolerance_of.get(name))
         column = take_sheet & ~same
         if clear is not None:
-            column |= clear & ~blank_mask(remote_column)
+            column |= clear & ~remote_blank
         differs[:, j] = column
-    _keep_own_values(ctx.parts, matched, remote_m, differs)
+    _keep_own_values(ctx, matched, remote_rows, differs)
     return differs
 
 
 def _keep_own_values(
-    parts: SheetParts, matched: Positions, remote_m: pd.DataFrame, differs: Mask
+    ctx: Pairing, matched: Positions, remote_rows: Positions | None, differs: Mask
 ) -> None:
     """Unmark the changes a default would make to a listing that has a value of its own.
 
     A default fills an empty field; it never replaces what the listing already holds. A value
     the reader computed (a unit price) goes only with a change of what it is computed from.
     """
+    parts = ctx.parts
     sources = [FIELDS.index(name) for name in ("SalePrice", "RentPrice", "BuildingArea")]
     for name, mask in parts.derived.items():
         j = FIELDS.index(name)
@@ -160,9 +185,6 @@ def _keep_own_values(
         fill = mask[matched]
         if not fill.any():
             continue
-        if name in STRUCTURED:
-            values = remote_m[name].tolist()
-            own = np.fromiter(map(len, values), dtype=np.int64, count=len(values)) > 0
-        else:
-            own = ~blank_mask(remote_m[name])
+        blank = ctx.remote_columns.blank(name)
+        own = ~(blank if remote_rows is None else blank[remote_rows])
         differs[:, j] &= ~(fill & own)

@@ -17,6 +17,8 @@ from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.sync.plan.artifact import PlanArtifact
 from estatebot.listings.sync.plan.operations import InvalidRow, ListingRef, PlannedOp
+from estatebot.listings.sync.values.key_arrays import KeyColumn, all_distinct
+from estatebot.listings.sync.values.tidy import NONE
 
 _NUMERIC: frozenset[str] = frozenset(schema.INT_COLUMNS) | frozenset(schema.FLOAT_COLUMNS)
 
@@ -265,6 +267,18 @@ def guard_identities(
         column=changed[0][0] if changed else None,
         value=count,
     )
+
+
+def check_unique_keys(keys: KeyColumn, ids: pd.Series[Any], key_column: str) -> None:
+    """Raise PlanError, as :func:`remote_positions` does, when a remote key appears twice
+    (``ids``: the listings' ID column, for the message).
+
+    Counted in Arrow: as many distinct keys as keys.
+    """
+    if all_distinct(keys.matched):
+        return
+    found = ids.to_numpy(dtype=object, na_value=NONE).tolist()
+    remote_positions(keys.matched_texts(), found, key_column, shown=keys.texts)
 
 
 def remote_positions(

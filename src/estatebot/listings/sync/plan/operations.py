@@ -6,10 +6,17 @@ Frozen and JSON-safe: a plan is an artifact that is saved, read back and applied
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+import numpy as np
+import pandas as pd
+
 from estatebot.api.models import ListingInput, ListingUpdate
+from estatebot.listings.sync.values.tidy import NONE
 
 if TYPE_CHECKING:
     pass
@@ -107,3 +114,65 @@ class HeldBack:
     value: str | None
     message: str
     whole: bool = False
+
+
+_OP_FIELDS: tuple[str, ...] = tuple(PlannedOp.__dataclass_fields__)
+
+
+def planned_ops(rows: Iterable[tuple[Any, ...]]) -> list[PlannedOp]:
+    """PlannedOps from tuples of their fields in order (``action`` to ``unknown``).
+
+    The same objects ``PlannedOp(*row)`` makes, made at C speed: a frozen dataclass's own
+    ``__init__`` sets each field through ``object.__setattr__``, which a plan of tens of
+    thousands of updates pays field by field.
+    """
+    new = object.__new__
+    out: list[PlannedOp] = []
+    for values in rows:
+        op = new(PlannedOp)
+        op.__dict__.update(zip(_OP_FIELDS, values, strict=True))
+        out.append(op)
+    return out
+
+
+def change(name: str, before: Any, after: Any) -> Change:
+    """``Change(name, before, after)``, made the way :func:`planned_ops` makes operations."""
+    made = object.__new__(Change)
+    made.__dict__.update(field=name, before=before, after=after)
+    return made
+
+
+@dataclass(frozen=True)
+class RefColumns:
+    """Listings left alone, held as columns and made into :class:`ListingRef`\\ s on first read.
+
+    A plan of 100,000 listings leaves most of them unchanged; they are kept as the planner's
+    columns (the sheet's keys in Arrow, its row numbers, the listings' IDs, and the positions
+    of these listings in each) until someone reads them (see ``PlanArtifact.unchanged``).
+    """
+
+    keys: Any  # an Arrow array of the keys as written
+    key_at: np.ndarray[Any, np.dtype[np.intp]]
+    rows: Sequence[int | None]
+    row_at: np.ndarray[Any, np.dtype[np.intp]]
+    ids: pd.Series[Any]  # the listings' ID column
+    id_at: np.ndarray[Any, np.dtype[np.intp]]
+
+    def __len__(self) -> int:
+        return len(self.key_at)
+
+    def refs(self) -> list[ListingRef]:
+        """The listings as :class:`ListingRef`\\ s, in order."""
+        if not len(self.key_at):
+            return []
+        keys = self.keys.take(self.key_at).to_numpy(zero_copy_only=False).tolist()
+        ids = self.ids.take(self.id_at).to_numpy(dtype=object, na_value=NONE).tolist()
+        rows = _picked(self.rows, self.row_at)
+        triples = zip(keys, rows, ids, strict=True)
+        return list(map(tuple.__new__, repeat(ListingRef), triples))
+
+
+def _picked(values: Sequence[Any], at: np.ndarray[Any, np.dtype[np.intp]]) -> list[Any]:
+    if len(at) == 1:
+        return [values[int(at[0])]]
+    return list(itemgetter(*at.tolist())(values))

@@ -1,25 +1,32 @@
-"""How sheet rows pair with remote listings: by key, with empty and duplicated keys set aside;
-and the positional helpers the planning steps share.
+"""How sheet rows pair with remote listings: by key, looked up in Arrow a column at a time, with
+empty and duplicated keys set aside; and the positional helpers the planning steps share.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from itertools import compress, repeat
+from functools import cached_property
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from estatebot.api.models import KeyType
+from estatebot.listings.sync.plan.columns import ColumnCache
 from estatebot.listings.sync.plan.desired import (
     SheetParts,
 )
-from estatebot.listings.sync.plan.operations import ListingRef
-from estatebot.listings.sync.values.compare import key_values, match_keys
+from estatebot.listings.sync.values.key_arrays import (
+    KeyColumn,
+    key_array,
+    match_array,
+    pair_positions,
+    positions_in,
+)
+from estatebot.listings.sync.values.tidy import NONE
 
 Positions = np.ndarray[Any, np.dtype[np.integer[Any]]]
 Mask = np.ndarray[Any, np.dtype[np.bool_]]
@@ -27,11 +34,6 @@ Mask = np.ndarray[Any, np.dtype[np.bool_]]
 
 def _is_every_row(positions: Positions, n: int) -> bool:
     return len(positions) == n and bool(np.array_equal(positions, np.arange(n)))
-
-
-def take_rows(frame: pd.DataFrame, positions: Positions) -> pd.DataFrame:
-    """Rows of a positional frame, in the given order (the frame itself when that is all)."""
-    return frame if _is_every_row(positions, len(frame)) else frame.take(positions)
 
 
 def pick(values: Sequence[Any], positions: Positions) -> list[Any]:
@@ -43,21 +45,6 @@ def pick(values: Sequence[Any], positions: Positions) -> list[Any]:
     return list(itemgetter(*positions.tolist())(values))
 
 
-def pick_where(values: Sequence[Any], positions: Positions, mask: Mask) -> list[Any]:
-    """Items of a list at the given positions where ``mask`` holds."""
-    if _is_every_row(positions, len(values)):
-        return list(compress(values, mask.tolist()))
-    return pick(values, positions[mask])
-
-
-def refs(
-    keys: Sequence[str | None], rows: Sequence[int | None], ids: Sequence[int | None]
-) -> list[ListingRef]:
-    """ListingRefs in bulk (a named tuple made from each triple at C speed)."""
-    make = partial(tuple.__new__, ListingRef)
-    return cast(list[ListingRef], list(map(make, zip(keys, rows, ids, strict=True))))
-
-
 def present_key(key: str | None) -> str:
     # Rows with an empty key were set aside before matching; this narrows the type for them.
     if key is None:
@@ -67,19 +54,18 @@ def present_key(key: str | None) -> str:
 
 @dataclass
 class Pairing:
-    """What the steps of :func:`plan_sync` share: the key, both sides, and how rows pair up."""
+    """What the steps of :func:`plan_sync` share: the key, both sides, and how rows pair up.
+
+    Keys are held as Arrow columns (:class:`~.keys.KeyColumn`); their Python text is made on
+    first use, for the listings that need it.
+    """
 
     key_type: KeyType
     key_column: str
     parts: SheetParts
-    sheet_keys: list[str | None]
+    sheet_key: KeyColumn
     remote: pd.DataFrame
-    remote_keys: list[str | None]
-    remote_ids: list[int | None]
-    remote_at: dict[Any, int]  # remote match key → position (never None)
-    # The keys as matched (no case, see compare.match_keys), position for position.
-    sheet_match: list[str | None] = field(default_factory=list)
-    remote_match: list[str | None] = field(default_factory=list)
+    remote_key: KeyColumn
     # Per sheet position: the matching remote position, or -1.
     remote_of: np.ndarray[Any, np.dtype[np.int64]] = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64)
@@ -87,14 +73,44 @@ class Pairing:
     # Sheet positions that cannot be matched (empty or duplicated key), with the reasons.
     problems: dict[int, list[str]] = field(default_factory=dict)
     usable: Mask = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    # Every key the sheet names (as matched), usable or not (their listings are never deleted).
-    sheet_key_set: set[str] = field(default_factory=set)
     # Sheet positions paired with a listing by its other identity (MLSNumber or Url), not by key.
     by_identity: Mask = field(default_factory=lambda: np.zeros(0, dtype=bool))
     # By listing ID, the raw text of each value the pull could not read (the service holds it).
     unreadable: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
     #: The listings whose Location nobody here knows (None: the remote frame does not say).
     location_unknown: frozenset[int] | None = None
+    #: Remote columns already read as lists of clean values (the structured ones).
+    remote_values: Mapping[str, list[Any]] = field(default_factory=dict)
+
+    def remote_ids_at(self, positions: Positions) -> list[int | None]:
+        """The IDs of the remote listings at ``positions`` (None where missing).
+
+        Keys and IDs become Python objects only where a plan names them (a few rows of a
+        million, most of the time).
+        """
+        chosen = self.remote["ID"].take(np.asarray(positions, dtype=np.intp))
+        ids: list[int | None] = chosen.to_numpy(dtype=object, na_value=NONE).tolist()
+        return ids
+
+    def remote_id_at(self, position: int) -> int | None:
+        """The ID of the remote listing at ``position`` (None where missing)."""
+        return self.remote_ids_at(np.array([position], dtype=np.intp))[0]
+
+    @cached_property
+    def sheet_columns(self) -> ColumnCache:
+        """The sheet's scalar columns as arrays (text as given)."""
+        return ColumnCache(self.parts.frame)
+
+    @cached_property
+    def remote_columns(self) -> ColumnCache:
+        """The remote listings' columns as arrays (clean)."""
+        return ColumnCache(self.remote, self.remote_values)
+
+    @cached_property
+    def sheet_key_set(self) -> set[str]:
+        """Every key the sheet names (as matched), usable or not (their listings are never
+        deleted)."""
+        return {k for k in self.sheet_key.matched_texts() if k is not None}
 
     def match(self) -> None:
         """Pair sheet rows with remote listings by key; set aside empty and duplicated keys.
@@ -104,65 +120,80 @@ class Pairing:
         when the key is URL, Url when it is MLSNumber) are one listing: paired, it is updated
         (its key changed) rather than created beside a deleted twin.
         """
-        if not self.sheet_match:
-            self.sheet_match = list(self.sheet_keys)
-        if not self.remote_match:
-            self.remote_match = list(self.remote_keys)
-        keys = self.sheet_match
-        present: list[str | None] = keys
-        if None in keys:
-            for position in [p for p, k in enumerate(keys) if k is None]:
+        keys = self.sheet_key.matched
+        n = len(keys)
+        self.remote_of = pair_positions(keys, self.remote_key.matched)
+        if keys.null_count:
+            empty = np.flatnonzero(keys.is_null().to_numpy(zero_copy_only=False))
+            for position in empty.tolist():
                 self.problems[position] = [
                     f"{self.key_column}: empty, so the listing cannot be matched"
                 ]
-            present = [k for k in keys if k is not None]
-        named: set[Any] = set(present)
-        self.sheet_key_set = named
-        if len(named) != len(present):
-            positions: dict[str, list[int]] = {}
-            for position, k in enumerate(keys):
-                if k is not None:
-                    positions.setdefault(k, []).append(position)
-            for found in positions.values():
-                if len(found) < 2:
-                    continue
-                rows = ", ".join(str(self.parts.rows[p]) for p in found)
-                shown = self.sheet_keys[found[0]]
-                reason = (
-                    f"{self.key_column}: {shown!r} is on rows {rows}; every row of a duplicated "
-                    "key is rejected"
-                )
-                for p in found:
-                    self.problems[p] = [reason]
-        self.remote_of = np.fromiter(
-            map(self.remote_at.get, keys, repeat(-1)), dtype=np.int64, count=len(keys)
-        )
-        self.usable = np.ones(len(keys), dtype=bool)
+        for found in self._duplicated():
+            rows = ", ".join(str(self.parts.rows[p]) for p in found)
+            shown = self.sheet_key.text_at(found[0])
+            reason = (
+                f"{self.key_column}: {shown!r} is on rows {rows}; every row of a duplicated "
+                "key is rejected"
+            )
+            for p in found:
+                self.problems[p] = [reason]
+        self.usable = np.ones(n, dtype=bool)
         if self.problems:
             self.usable[list(self.problems)] = False
-        self.by_identity = np.zeros(len(keys), dtype=bool)
+        self.by_identity = np.zeros(n, dtype=bool)
         self._pair_by_identity()
+
+    def _duplicated(self) -> list[list[int]]:
+        """The sheet positions of each key given more than once, keys in the order they first
+        appear. Rows with one key pair with one listing, so a count of rows per listing finds
+        the duplicates among matched rows; the unmatched ones are looked up among themselves.
+        """
+        remote_of, n = self.remote_of, len(self.remote_of)
+        paired = remote_of >= 0
+        group = np.where(paired, remote_of, -1)
+        duplicated = np.zeros(n, dtype=bool)
+        if paired.any():
+            counts = np.bincount(remote_of[paired], minlength=len(self.remote_key))
+            duplicated[paired] = counts[remote_of[paired]] > 1
+        keys = self.sheet_key.matched
+        alone = np.flatnonzero(~paired & keys.is_valid().to_numpy(zero_copy_only=False))
+        if len(alone) > 1:
+            own = keys.take(pa.array(alone))
+            first = positions_in(own, own)
+            repeated = np.bincount(first, minlength=len(alone))[first] > 1
+            duplicated[alone[repeated]] = True
+            group[alone] = len(self.remote_key) + first
+        if not duplicated.any():
+            return []
+        groups: dict[int, list[int]] = {}
+        at = np.flatnonzero(duplicated)
+        for position, number in zip(at.tolist(), group[at].tolist(), strict=True):
+            groups.setdefault(number, []).append(position)
+        return list(groups.values())
 
     def _pair_by_identity(self) -> None:
         other = {"MLSNumber": "Url", "Url": "MLSNumber"}.get(self.key_column)
         unmatched = np.flatnonzero(self.usable & (self.remote_of < 0))
         if other is None or not len(unmatched) or other not in self.parts.frame.columns:
             return
-        taken = np.zeros(len(self.remote_keys), dtype=bool)
+        taken = np.zeros(len(self.remote_key), dtype=bool)
         taken[self.remote_of[self.remote_of >= 0]] = True
-        remote_other = match_keys(key_values(self.remote[other], is_clean=True))
-        owners: dict[str, int] = {}
-        for position in np.flatnonzero(~taken).tolist():
-            value = remote_other[position]
-            if value is not None:
-                # A value two listings share names neither: leave it alone.
-                owners[value] = -1 if value in owners else position
-        if not owners:
+        remote_other = match_array(key_array(self.remote[other], is_clean=True))
+        free = np.flatnonzero(~taken & remote_other.is_valid().to_numpy(zero_copy_only=False))
+        if not len(free):
             return
-        sheet_other = match_keys(key_values(self.parts.frame[other].iloc[unmatched]))
-        for position, value in zip(unmatched.tolist(), sheet_other, strict=True):
-            if value is None or owners.get(value, -1) < 0:
-                continue
-            self.remote_of[position] = owners[value]
-            self.by_identity[position] = True
-            owners[value] = -1  # one row per listing
+        # A value two free listings share names neither; each free listing pairs with the
+        # first unmatched row that names it, and with no other.
+        values = remote_other.take(pa.array(free))
+        first = positions_in(values, values)
+        alone = np.bincount(first, minlength=len(free)) == 1
+        rows = self.parts.frame[other].take(unmatched)
+        wanted = positions_in(match_array(key_array(rows)), values)
+        named = np.flatnonzero(wanted >= 0)
+        named = named[alone[wanted[named]]]
+        _, earliest = np.unique(wanted[named], return_index=True)
+        chosen = np.sort(named[earliest])
+        positions = unmatched[chosen]
+        self.remote_of[positions] = free[wanted[chosen]]
+        self.by_identity[positions] = True

@@ -33,8 +33,13 @@ refuses what a plan must not do. The plan itself (its items, summary and JSON fo
 :mod:`~estatebot.listings.sync.plan.artifact`; :func:`plan_cleanup` is in
 :mod:`~estatebot.listings.sync.plan.cleanup_planner`.
 
-Work is done a column at a time over all listings (cleaning, pairing by key, comparing); only
-the listings that change get a before-image, a hash and a body.
+Work is done a column at a time over all listings, in Arrow and numpy kernels: the remote side
+is cleaned and joined for its fingerprint by :mod:`~estatebot.listings.sync.plan.remote_side`,
+keys are matched by :mod:`~estatebot.listings.sync.values.key_arrays`, each column compared once
+(:mod:`~estatebot.listings.sync.plan.columns`). Only the listings that change get a
+before-image, a hash and a body (:mod:`~estatebot.listings.sync.plan.updates`); the unchanged
+ones are kept as columns and become
+:class:`~estatebot.listings.sync.plan.operations.ListingRef` objects when the plan is read.
 """
 
 from __future__ import annotations
@@ -65,18 +70,18 @@ from estatebot.listings.sync.plan.guards import (
     check_fraction,
     check_listing_sheet,
     check_tolerances,
+    check_unique_keys,
     guard_deletes,
     guard_identities,
     hold_for_incomplete_pull,
     identity_changes,
     parse_key_type,
-    remote_positions,
 )
 from estatebot.listings.sync.plan.operations import InvalidRow
 from estatebot.listings.sync.plan.pairing import Pairing
-from estatebot.listings.sync.values.compare import key_values, match_keys
+from estatebot.listings.sync.plan.remote_side import clean_remote
 from estatebot.listings.sync.values.hashing import frame_fingerprint
-from estatebot.listings.sync.values.tidy import NONE, clean_frame
+from estatebot.listings.sync.values.key_arrays import KeyColumn, key_array
 
 __all__ = ["plan_sync"]
 
@@ -211,12 +216,18 @@ def _plan_sync(
     incomplete = None if allow_incomplete else remote.attrs.get("incomplete")
     unreadable = remote.attrs.get("unreadable") or {}
     location_unknown = _location_unknown(remote)
-    remote_clean = clean_frame(remote).reset_index(drop=True)
-    # The fingerprint reads only the remote side: hash it on another thread while the rows are
-    # matched and compared (hashing releases the interpreter lock on large buffers).
+    # Work that runs in Arrow or hashlib without the interpreter lock goes to another thread:
+    # the remote side's text is trimmed there while its structured columns are joined here,
+    # then its fingerprint is hashed there while the rows are matched and compared here.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="estatebot-plan") as pool:
-        fingerprint = pool.submit(frame_fingerprint, remote_clean, is_clean=True)
-        plan = _plan_rows(sheet, remote_clean, key_type, options, unreadable, location_unknown)
+        side = clean_remote(remote, pool)
+        remote_clean = side.clean
+        fingerprint = pool.submit(
+            frame_fingerprint, remote_clean, is_clean=True, joined=side.joined
+        )
+        plan = _plan_rows(
+            sheet, remote_clean, key_type, options, unreadable, location_unknown, side.values
+        )
         plan.fingerprint = fingerprint.result()
     if incomplete:
         hold_for_incomplete_pull(plan, incomplete)
@@ -231,20 +242,18 @@ def _plan_rows(
     options: dict[str, Any],
     unreadable: Mapping[int, Mapping[str, str]],
     location_unknown: frozenset[int] | None = None,
+    remote_values: Mapping[str, list[Any]] | None = None,
 ) -> PlanArtifact:
     """The plan's operations, notes and invalid rows (everything but its fingerprint)."""
     check_listing_sheet(sheet, key_type)  # a file that is no listings sheet plans nothing
     key_column = schema.KEY_COLUMNS[key_type.value]
-    remote_keys = key_values(remote_clean[key_column], is_clean=True)
-    remote_ids: list[int | None] = remote_clean["ID"].to_numpy(dtype=object, na_value=NONE).tolist()
-    remote_match = match_keys(remote_keys)
-    remote_at = remote_positions(remote_match, remote_ids, key_column, shown=remote_keys)
+    remote_key = KeyColumn(key_array(remote_clean[key_column], is_clean=True))
+    check_unique_keys(remote_key, remote_clean["ID"], key_column)
     parts = sheet_parts(sheet, key_column)
-    sheet_keys = key_values(parts.frame[key_column])
     ctx = Pairing(
-        key_type, key_column, parts, sheet_keys, remote_clean, remote_keys, remote_ids, remote_at,
-        sheet_match=match_keys(sheet_keys), remote_match=remote_match, unreadable=unreadable,
-        location_unknown=location_unknown,
+        key_type, key_column, parts, KeyColumn(key_array(parts.frame[key_column])),
+        remote_clean, remote_key, unreadable=unreadable, location_unknown=location_unknown,
+        remote_values=remote_values or {},
     )  # fmt: skip
     ctx.match()
 
@@ -267,10 +276,9 @@ def _plan_rows(
     plan_new(plan, ctx, options["create_missing"], accept_flagged)
     for position, reasons in ctx.problems.items():
         paired = int(ctx.remote_of[position])
-        ident = remote_ids[paired] if paired >= 0 else None
-        plan.invalid.append(
-            InvalidRow(parts.rows[position], ctx.sheet_keys[position], ident, tuple(reasons))
-        )
+        ident = ctx.remote_id_at(paired) if paired >= 0 else None
+        key = ctx.sheet_key.text_at(position)
+        plan.invalid.append(InvalidRow(parts.rows[position], key, ident, tuple(reasons)))
     plan.invalid.extend(parts.rejected)
     plan.invalid.sort(key=lambda r: (r.row is None, r.row if r.row is not None else 0))
     plan_remote_only(plan, ctx, options["delete_missing"])

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from estatebot.listings.sync.values.payloads import Columns, update_accepts
 
@@ -52,7 +55,7 @@ class Withheld:
 def complete_bases(
     data: Columns,
     ids: Sequence[int | None],
-    stated: Mapping[str, Sequence[bool]],
+    stated: Mapping[str, Sequence[bool] | np.ndarray[Any, np.dtype[np.bool_]]],
     unreadable: Mapping[int, Mapping[str, str]],
     *,
     location_unknown: frozenset[int] | None = None,
@@ -108,6 +111,8 @@ def complete_bases(
     return withheld
 
 
-def _states(stated: Mapping[str, Sequence[bool]], name: str, i: int) -> bool:
+def _states(
+    stated: Mapping[str, Sequence[bool] | np.ndarray[Any, np.dtype[np.bool_]]], name: str, i: int
+) -> bool:
     mask = stated.get(name)
     return bool(mask[i]) if mask is not None else False

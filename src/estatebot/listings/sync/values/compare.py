@@ -134,6 +134,33 @@ def equal_mask(
     return np.asarray(a_obj == b_obj, dtype=bool)
 
 
+def equal_floats(
+    column: str,
+    left: np.ndarray[Any, np.dtype[np.float64]],
+    right: np.ndarray[Any, np.dtype[np.float64]],
+    *,
+    tolerance: float | None = None,
+) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """:func:`equal_mask` of a numeric column given as floats (NaN where missing).
+
+    The same rule: at the column's precision, or within ``tolerance``; missing equals missing.
+    Values already equal as they are need no rounding, so only the others are rounded.
+    """
+    both_missing = np.isnan(left) & np.isnan(right)
+    if tolerance is not None:
+        with np.errstate(invalid="ignore"):
+            close = np.abs(left - right) <= tolerance
+        return np.asarray(close | both_missing, dtype=bool)
+    same = np.asarray((left == right) | both_missing, dtype=bool)
+    if column in FLOAT_COLUMNS:
+        check = np.flatnonzero(~same)
+        if len(check):
+            decimals = PRECISION.get(column, 6)
+            a, b = np.round(left[check], decimals), np.round(right[check], decimals)
+            same[check] = a == b
+    return same
+
+
 def canonical_columns(frame: pd.DataFrame) -> dict[str, list[Any]]:
     """Every canonical column of a clean frame (from :func:`clean_frame`) as canonical values.
 

@@ -4,14 +4,17 @@ Hashes (scheme :data:`HASH_VERSION`) are built from whole columns, not value by 
 :func:`frame_hashes` encodes each listing as its canonical numbers (IEEE doubles) followed by its
 canonical text fields (separated by control characters, escaped where a value holds one) and
 hashes that with SHA-256; :func:`listing_hash` is :func:`frame_hashes` of a one-row frame, so the
-two always agree. :func:`frame_fingerprint` hashes a whole set of listings column by column, in
-ID order.
+two always agree, and :func:`hash_rows` the same of listings already held as columns (the text
+of all rows joined in Arrow). :func:`frame_fingerprint` hashes a whole set of listings column by
+column, in ID order, and takes the structured columns already joined
+(:mod:`~estatebot.listings.sync.values.joined`) where the caller has them.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
 from typing import Any, cast
@@ -21,12 +24,14 @@ import pandas as pd
 
 from estatebot.listings import schema
 from estatebot.listings.sync.values.compare import PRECISION
+from estatebot.listings.sync.values.joined import JoinedItems, JoinedMappings
 from estatebot.listings.sync.values.tidy import (
     FLOAT_COLUMNS,
     INT_COLUMNS,
     LIST_COLUMNS,
     NUMBER_COLUMNS,
     TEXT_COLUMNS,
+    arrow_text,
     as_floats,
     clean_extension_list,
     clean_frame,
@@ -73,22 +78,30 @@ def _canonical_numbers(series: pd.Series[Any] | None, column: str, n: int) -> np
     """A numeric column as canonical doubles: rounded to its precision, one NaN for missing."""
     if series is None:
         return np.full(n, np.nan)
-    values = as_floats(series)
+    # Always a copy: the floats of a column without missing values are the frame's own array.
+    return _canonical_in_place(np.array(as_floats(series), dtype="<f8"), column)
+
+
+def _canonical_floats(
+    values: np.ndarray[Any, np.dtype[np.float64]] | None, column: str, n: int
+) -> np.ndarray[Any, Any]:
+    """:func:`_canonical_numbers` of a column given as floats (NaN where missing)."""
+    if values is None:
+        return np.full(n, np.nan)
+    return _canonical_in_place(np.array(values, dtype="<f8"), column)
+
+
+def _canonical_in_place(
+    values: np.ndarray[Any, np.dtype[np.float64]], column: str
+) -> np.ndarray[Any, Any]:
+    """Floats of a column (an array of their own) made canonical in place (no copy per step: a
+    million rows of sixteen columns would churn half a gigabyte): rounded to the column's
+    precision, -0.0 as 0.0, every NaN the same NaN."""
     if column in FLOAT_COLUMNS:
-        values = np.round(values, PRECISION.get(column, 6))
-    values = values + 0.0  # -0.0 → 0.0
-    return np.where(np.isnan(values), np.nan, values).astype("<f8", copy=False)
-
-
-def _text_field(series: pd.Series[Any] | None, n: int, *, is_clean: bool) -> list[str]:
-    """A text column's values for the encoding: trimmed, ``""`` for missing, escaped."""
-    if series is None:
-        return [""] * n
-    text = series if is_clean else clean_text(series)
-    values: list[str] = text.to_numpy(dtype=object, na_value="").tolist()
-    if _has_separator("".join(values)):
-        values = [_escape(v) for v in values]
-    return values
+        np.round(values, PRECISION.get(column, 6), out=values)
+    values += 0.0  # -0.0 → 0.0
+    values[np.isnan(values)] = np.nan
+    return values.astype("<f8", copy=False)
 
 
 def _images_field(images: list[list[str]]) -> list[str]:
@@ -152,37 +165,107 @@ def _structured(series: pd.Series[Any] | None, column: str, n: int, *, is_clean:
     return raw if cleaned is None else cleaned
 
 
-def frame_hashes(frame: pd.DataFrame, *, is_clean: bool = False) -> list[str]:
+@dataclass(frozen=True)
+class ListingColumns:
+    """``n`` clean listings as columns, for :func:`hash_rows`: numbers as floats (NaN where
+    missing), text as Arrow arrays (null where missing), ``Images`` and ``ExtensionColumn`` as
+    lists of clean values. A column left out counts as missing."""
+
+    n: int
+    floats: Mapping[str, np.ndarray[Any, np.dtype[np.float64]]]
+    texts: Mapping[str, Any]
+    structured: Mapping[str, list[Any]]
+
+
+def frame_hashes(
+    frame: pd.DataFrame,
+    *,
+    is_clean: bool = False,
+    positions: Sequence[int] | np.ndarray[Any, np.dtype[np.integer[Any]]] | None = None,
+) -> list[str]:
     """:func:`listing_hash` of every row of ``frame`` (any canonical-like frame), in row order.
 
     Each row is encoded as its canonical numbers (little-endian doubles, rounded to their
     column's precision, one NaN for every missing value) followed by its canonical text fields,
     and hashed with SHA-256 (hex). Columns other than the canonical ones, and those List never
     returns, are ignored; a missing column counts as missing. Pass ``is_clean=True`` for a frame
-    from :func:`clean_frame`.
+    from :func:`clean_frame`, and ``positions`` to hash those rows only (in that order).
     """
-    n = len(frame)
+    chosen = None if positions is None else np.asarray(positions, dtype=np.intp)
+    n = len(frame) if chosen is None else len(chosen)
+    floats: dict[str, np.ndarray[Any, np.dtype[np.float64]]] = {}
+    texts: dict[str, Any] = {}
+    structured: dict[str, list[Any]] = {}
+    for column in schema.COLUMNS:
+        if column not in frame.columns or column in _UNSEEN:
+            continue
+        series = frame[column] if chosen is None else frame[column].take(chosen)
+        if column in INT_COLUMNS or column in FLOAT_COLUMNS:
+            floats[column] = as_floats(series)
+        elif column in TEXT_COLUMNS:
+            texts[column] = arrow_text(series if is_clean else clean_text(series))
+        else:
+            structured[column] = _structured(series, column, n, is_clean=is_clean)
+    return hash_rows(ListingColumns(n, floats, texts, structured))
+
+
+def hash_rows(columns: ListingColumns) -> list[str]:
+    """:func:`listing_hash` of each listing given as clean columns (see :func:`frame_hashes`).
+
+    The text fields of all rows are joined a column at a time in Arrow; only the hashing itself
+    runs row by row.
+    """
+    n = columns.n
     if n == 0:
         return []
     numbers = np.empty((n, len(NUMBER_COLUMNS)), dtype="<f8")
-    fields: list[list[str]] = []
+    fields: list[Any] = []
     for column in schema.COLUMNS:
-        series = frame[column] if column in frame.columns and column not in _UNSEEN else None
+        unseen = column in _UNSEEN
         if column in INT_COLUMNS or column in FLOAT_COLUMNS:
-            numbers[:, NUMBER_COLUMNS.index(column)] = _canonical_numbers(series, column, n)
+            values = None if unseen else columns.floats.get(column)
+            numbers[:, NUMBER_COLUMNS.index(column)] = _canonical_floats(values, column, n)
         elif column in TEXT_COLUMNS:
-            fields.append(_text_field(series, n, is_clean=is_clean))
-        elif column in LIST_COLUMNS:
-            fields.append(_images_field(_structured(series, column, n, is_clean=is_clean)))
+            fields.append(_text_array(None if unseen else columns.texts.get(column), n))
         else:
-            fields.append(_extension_field(_structured(series, column, n, is_clean=is_clean)))
+            found = None if unseen else columns.structured.get(column)
+            if found is None:
+                found = [[] for _ in range(n)] if column in LIST_COLUMNS else [{}] * n
+            encoded = _images_field(found) if column in LIST_COLUMNS else _extension_field(found)
+            fields.append(pa.array(encoded, type=pa.large_string()))
     rows = numbers.view(np.dtype((np.void, numbers.shape[1] * 8))).ravel()
     row_numbers = cast(list[bytes], rows.tolist())
-    texts = map(_FIELD_SEP.join, zip(*fields, strict=True))
+    texts = pc.binary_join_element_wise(*fields, pa.scalar(_FIELD_SEP, pa.large_string()))
+    buffers = texts.buffers()
+    ends = np.frombuffer(buffers[1], dtype="<i8", count=n + 1, offset=texts.offset * 8).tolist()
+    data = buffers[2].to_pybytes() if buffers[2] is not None else b""
+    sha256 = hashlib.sha256
     return [
-        hashlib.sha256(_ROW_PREFIX + head + text.encode()).hexdigest()
-        for head, text in zip(row_numbers, texts, strict=True)
+        sha256(_ROW_PREFIX + head + data[start:end]).hexdigest()
+        for head, start, end in zip(row_numbers, ends[:-1], ends[1:], strict=True)
     ]
+
+
+def _text_array(array: Any, n: int) -> Any:
+    """A clean text column for the encoding, as Arrow: ``""`` for missing, escaped."""
+    if array is None:
+        return pa.array([""] * n, type=pa.large_string())
+    if array.null_count:
+        array = pc.fill_null(array, pa.scalar("", pa.large_string()))
+    if _holds_separator(array):  # rare: escape value by value
+        return pa.array([_escape(v) for v in array.to_pylist()], type=pa.large_string())
+    return array
+
+
+def _holds_separator(array: Any) -> bool:
+    """Whether an Arrow text array holds a separator or the escape (bytes 0 to 3: in UTF-8,
+    no other character's bytes are that low)."""
+    buffers = array.buffers()
+    if buffers[2] is None or not len(array):
+        return False
+    offsets = np.frombuffer(buffers[1], dtype="<i8", count=len(array) + 1, offset=array.offset * 8)
+    data = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    return bool(len(data)) and int(data.min()) <= 3
 
 
 def listing_hash(row: Mapping[Any, Any]) -> str:
@@ -213,21 +296,50 @@ def _listing_order(clean: pd.DataFrame) -> np.ndarray[Any, np.dtype[np.intp]] | 
     return np.asarray(order, dtype=np.intp)
 
 
+def _separated(joined: str, total: int) -> bool:
+    """Whether ``total`` items joined by the item separator hold no separator themselves."""
+    return not (
+        joined.count(_ITEM_SEP) != max(total - 1, 0)
+        or _FIELD_SEP in joined
+        or _PART_SEP in joined
+        or _ESCAPE in joined
+    )
+
+
 def _update_items(
     digest: Any, counts: np.ndarray[Any, Any], items: Callable[[], Iterable[str]]
 ) -> None:
     """Feed rows of text items: how many each row has, then every item, separated."""
     digest.update(counts.astype("<u4").tobytes())
     joined = _ITEM_SEP.join(items())
-    total = int(counts.sum())
-    if (
-        joined.count(_ITEM_SEP) != max(total - 1, 0)
-        or _FIELD_SEP in joined
-        or _PART_SEP in joined
-        or _ESCAPE in joined
-    ):
+    if not _separated(joined, int(counts.sum())):
         joined = _ITEM_SEP.join(map(_escape, items()))  # rare: an item holds a separator
     digest.update(joined.encode())
+
+
+def _update_joined(digest: Any, joined: JoinedItems | JoinedMappings) -> bool:
+    """Feed a structured column already joined (rows in frame order), as
+    :func:`_update_structured` would; False, feeding nothing, when an item holds a separator
+    (then the column is fed item by item)."""
+    if isinstance(joined, JoinedItems):
+        counts = joined.counts
+        if not _separated(joined.text, int(counts.sum())):
+            return False
+        digest.update(counts.astype("<u4").tobytes())
+        digest.update(joined.text.encode())
+        return True
+    total = joined.rows * len(joined.keys)
+    table = _ITEM_SEP.join(joined.ordered)
+    if not (_separated(table, len(joined.keys)) and _separated(joined.values, total)):
+        return False
+    # One key list (every row has the same keys): its size and keys, each row's number (0),
+    # then each row's size and the values in key order.
+    digest.update(np.array([len(joined.keys)], dtype="<u4").tobytes())
+    digest.update(table.encode())
+    digest.update(np.zeros(joined.rows, dtype="<u4").tobytes())
+    digest.update(joined.counts.astype("<u4").tobytes())
+    digest.update(joined.values.encode())
+    return True
 
 
 def _update_structured(
@@ -286,7 +398,12 @@ def _update_text_column(
     digest.update(b"".join(encoded))
 
 
-def frame_fingerprint(frame: pd.DataFrame, *, is_clean: bool = False) -> str:
+def frame_fingerprint(
+    frame: pd.DataFrame,
+    *,
+    is_clean: bool = False,
+    joined: Mapping[str, JoinedItems | JoinedMappings] | None = None,
+) -> str:
     """A stable hash of a whole set of listings: canonical rows in ID order, then by key fields.
 
     Row order in ``frame`` does not matter, and values are compared canonically (a frame pulled
@@ -294,8 +411,11 @@ def frame_fingerprint(frame: pd.DataFrame, *, is_clean: bool = False) -> str:
     doubles, text as UTF-8 lengths and bytes, ``Images`` as item counts and items,
     ``ExtensionColumn`` as its distinct key lists, which one each row has, and the values in key
     order. Pass ``is_clean=True`` for a frame that already comes from :func:`clean_frame`, to
-    skip cleaning it again.
+    skip cleaning it again, and ``joined`` with its structured columns already joined
+    (:mod:`~estatebot.listings.sync.values.joined`, rows in the frame's order) to hash those
+    texts as they are instead of joining the items again.
     """
+    joined = joined if is_clean and joined is not None else {}
     clean = frame if is_clean else clean_frame(frame)
     n = len(clean)
     order = _listing_order(clean)
@@ -310,6 +430,8 @@ def frame_fingerprint(frame: pd.DataFrame, *, is_clean: bool = False) -> str:
             digest.update((numbers if order is None else numbers[order]).tobytes())
         elif column in TEXT_COLUMNS:
             _update_text_column(digest, series, order)
+        elif order is None and column in joined and _update_joined(digest, joined[column]):
+            continue
         else:
             _update_structured(digest, column, series.tolist(), order)
     return digest.hexdigest()

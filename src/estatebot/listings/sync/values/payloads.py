@@ -3,12 +3,14 @@
 Part of planning (:mod:`estatebot.listings.sync.plan.sync_planner`): turns clean listing values
 into JSON-safe
 values and into the request bodies that creates and updates carry, validated with the request
-models (``ListingInput``, ``ListingUpdate``) a column at a time.
+models (``ListingInput``, ``ListingUpdate``) a column at a time. A column whose values the field
+returns as they are (:mod:`.passthrough`) skips the validator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Annotated, Any, cast
 
 import numpy as np
@@ -17,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from estatebot.api.models import ListingInput, ListingUpdate, field_problems
 from estatebot.listings import schema
+from estatebot.listings.sync.values.passthrough import Check, passthrough_check, same_values
 from estatebot.listings.sync.values.tidy import NONE
 
 __all__ = [
@@ -62,7 +65,8 @@ def json_rows(columns: Columns, n: int) -> list[dict[str, Any]]:
     if not columns:
         return [{} for _ in range(n)]
     names = list(columns)
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+    # Built by map and zip (no Python frame per row): the columns are all n long.
+    return list(map(dict, map(zip, repeat(names), zip(*columns.values(), strict=True))))
 
 
 def empty_like(column: str) -> Any:
@@ -121,6 +125,7 @@ class RequestBodies:
         self.update = issubclass(model, ListingUpdate)
         self.names = [name for name in model.model_fields if name != "SerialNumber"]
         self._adapters: dict[str, TypeAdapter[Any]] | None = None
+        self._checks: dict[str, Check] = {}
         self._whole: TypeAdapter[list[Any]] | None = None
         self._ready = False
 
@@ -128,8 +133,28 @@ class RequestBodies:
         # Built on first use: import stays fast.
         if not self._ready:
             self._adapters = field_adapters(self.model)
+            for name, adapter in (self._adapters or {}).items():
+                check = passthrough_check(adapter.core_schema, self.model.model_config)
+                if check is not None:
+                    self._checks[name] = check
             self._whole = TypeAdapter(list[self.model])  # type: ignore[name-defined]
             self._ready = True
+
+    def _column(self, name: str, values: list[Any]) -> tuple[list[Any], set[int]]:
+        """A field's values validated and dumped, and the positions of the rejected ones.
+
+        A column whose values the field returns as they are (:mod:`.passthrough`) is not sent
+        through the validator one value at a time.
+        """
+        assert self._adapters is not None
+        check = self._checks.get(name)
+        kinds = set(map(type, values))  # by type: no value is compared with None
+        present = [v for v in values if v is not None] if type(None) in kinds else values
+        if check is not None and check(present, kinds - {type(None)}):
+            # The wire form of a mapping is made afresh for this call: nothing to copy.
+            fresh = name in schema.DICT_COLUMNS
+            return (list(values) if fresh else same_values(values, kinds)), set()
+        return _validate_column(self._adapters[name], values)
 
     def build(self, data: Columns, cleared: Mapping[str, Mask], n: int) -> list[Outcome]:
         """A body or the reasons against it for each of ``n`` listings given by columns.
@@ -152,11 +177,11 @@ class RequestBodies:
         failed: set[int] = set()
         dumped: list[list[Any]] = []
         for name in self.names:
-            values, bad = _validate_column(self._adapters[name], wire[name])
+            values, bad = self._column(name, wire[name])
             dumped.append(values)
             failed |= bad
         names = self.names
-        bodies = [dict(zip(names, row, strict=True)) for row in zip(*dumped, strict=True)]
+        bodies = list(map(dict, map(zip, repeat(names), zip(*dumped, strict=True))))
         for name, values in zip(names, dumped, strict=True):
             if None in values:  # an empty field is left out of the body
                 for body, value in zip(bodies, values, strict=True):

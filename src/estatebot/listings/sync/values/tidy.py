@@ -156,6 +156,11 @@ def clean_frame(frame: pd.DataFrame, *, columns: Iterable[str] | None = None) ->
     return pd.DataFrame(cleaned, index=frame.index, copy=False)  # copy-on-write keeps them apart
 
 
+def clean_column(frame: pd.DataFrame, column: str) -> pd.Series[Any]:
+    """One canonical column of ``frame`` in clean form, as :func:`clean_frame` makes it."""
+    return _clean_column(frame, column)
+
+
 def _clean_column(frame: pd.DataFrame, column: str) -> pd.Series[Any]:
     """One canonical column of ``frame`` in clean form (see :func:`clean_frame`)."""
     dtype: Any = schema.DTYPES[column]
@@ -203,6 +208,86 @@ def clean_text(series: pd.Series[Any]) -> pd.Series[Any]:
     return stripped.mask(stripped == "")
 
 
+def clean_texts(frame: pd.DataFrame, names: Iterable[str]) -> dict[str, pd.Series[Any]]:
+    """:func:`clean_text` of several text columns of ``frame``, by name, the same values.
+
+    Columns held in Arrow are trimmed by one call over all of them together (one pass, and
+    one release of the interpreter lock, instead of one per column); others one by one.
+    """
+    out: dict[str, pd.Series[Any]] = {}
+    batch: list[tuple[str, pd.Series[Any], Any]] = []
+    for name in names:
+        text = frame[name].astype("string")
+        dtype = text.dtype
+        if pc is None or not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
+            out[name] = clean_text(frame[name])
+            continue
+        array = pa.array(text.array)
+        chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+        if all(map(_already_trimmed, chunks)):
+            out[name] = text  # trimming would change nothing: the same values, not a copy
+            continue
+        batch.append((name, text, [chunk.cast(pa.large_string()) for chunk in chunks]))
+    if not batch:
+        return out
+    together = pa.chunked_array([c for _, _, chunks in batch for c in chunks], pa.large_string())
+    trimmed = pc.utf8_trim_whitespace(together)
+    empty = pc.equal(trimmed, "")
+    if pc.any(empty).as_py():
+        trimmed = pc.if_else(empty, pa.scalar(None, trimmed.type), trimmed)
+    start = 0
+    for name, text, _ in batch:
+        own = trimmed.slice(start, len(text))
+        start += len(text)
+        array = pd.arrays.ArrowStringArray(own)
+        out[name] = pd.Series(array, index=text.index, name=text.name, copy=False)
+    return out
+
+
+# The bytes a trimmed, non-empty text cannot start or end with: ASCII whitespace (what both
+# str.strip and Arrow's trim remove from ASCII text) and, to stay on the safe side, every byte
+# of a non-ASCII character (the other whitespace characters are among them).
+_NOT_AT_AN_END = np.zeros(256, dtype=bool)
+_NOT_AT_AN_END[[0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20]] = True
+_NOT_AT_AN_END[0x80:] = True
+
+
+def _already_trimmed(array: Any) -> bool:
+    """Whether an Arrow text array is clean as it is: no value empty, none that starts or ends
+    with whitespace (a non-ASCII character at either end counts as such: it is then trimmed).
+
+    Read from the array's offsets and bytes, without making a trimmed copy.
+    """
+    n = len(array)
+    if n == 0 or array.null_count == n:
+        return True
+    buffers = array.buffers()
+    width = 8 if pa.types.is_large_string(array.type) else 4
+    offsets = np.frombuffer(
+        buffers[1], dtype=f"<i{width}", count=n + 1, offset=array.offset * width
+    )
+    starts, ends = offsets[:-1], offsets[1:]
+    if array.null_count:
+        present = array.is_valid().to_numpy(zero_copy_only=False)
+        starts, ends = starts[present], ends[present]
+    if (ends <= starts).any() or buffers[2] is None:
+        return False  # an empty value becomes missing
+    data = np.frombuffer(buffers[2], dtype=np.uint8)
+    return not (_NOT_AT_AN_END[data[starts]].any() or _NOT_AT_AN_END[data[ends - 1]].any())
+
+
+def arrow_text(series: pd.Series[Any]) -> Any:
+    """A text column as one Arrow array of large strings, nulls where missing (values as they
+    are: clean them first with :func:`clean_text` where needed)."""
+    array = pa.array(series.array) if isinstance(series.dtype, pd.StringDtype) else None
+    if array is None:
+        values = series.to_numpy(dtype=object, na_value=NONE)
+        array = pa.array(values, type=pa.large_string(), from_pandas=True)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return array if array.type == pa.large_string() else array.cast(pa.large_string())
+
+
 def clean_images_list(values: list[Any]) -> list[list[str]] | None:
     """``Images`` values in clean form, or None when they all are already (checked in bulk)."""
     if set(map(type, values)) <= {list} and _texts_are_clean(list(chain.from_iterable(values))):
@@ -220,6 +305,12 @@ def clean_extension_list(values: list[Any]) -> list[dict[str, str]] | None:
     ):
         return None
     return [clean_extension(v) for v in values]
+
+
+def texts_are_clean(items: list[Any]) -> bool:
+    """Whether the items are all trimmed, non-empty ``str`` (exactly: no subclass), checked at
+    C speed: what :func:`clean_images` and :func:`clean_extension` leave as they are."""
+    return _texts_are_clean(items)
 
 
 def _texts_are_clean(items: list[Any]) -> bool:
