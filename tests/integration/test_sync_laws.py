@@ -713,3 +713,35 @@ def test_a_forced_update_lays_only_its_changes_over_the_listing_as_it_is_now(
     after = pull(client, market).set_index("ID").loc[update.id]
     assert after["City"] == "Elsewhere"  # their edit stays
     assert after["SalePrice"] == update.body["SalePrice"]  # our change lands
+
+
+def test_a_listing_held_without_the_key_is_named_by_its_other_identity_and_given_the_key(
+    client: eb.Client, market: EmulatorServer, tmp_path: Path
+) -> None:
+    remote = pull(client, market)
+    target = remote[remote["SalePrice"].notna()].iloc[0]
+    ident = int(target["ID"])
+    mls, url = str(target["MLSNumber"]), str(target["Url"])
+    # The service holds one listing without an MLS number (written by another tool).
+    data = dict(market.store.listing_data(market.serial, [ident])[ident])
+    data["MLSNumber"] = None
+    market.store.replace_listing(market.serial, ident, data)
+    # The sheet is the pull as it was: that listing with its MLS number and a new price.
+    frame = remote.copy()
+    frame.loc[frame["ID"] == ident, "SalePrice"] = target["SalePrice"] + 1000
+    sheet = eb.read_sheet(
+        write_frame(frame, tmp_path / "sheet.xlsx"), defaults={"AreaUnit": "Square Feet"}
+    )
+    plan = eb.plan_sync(sheet, pull(client, market))
+    assert plan.summary() == "0 create, 1 update, 0 delete, 199 unchanged, 0 invalid"
+    (update,) = plan.updates
+    # Named as the service holds it: by its Url, the identity it has.
+    assert (update.key_type, update.key) == ("URL", url)
+    # The price, the unit price the reader derives from it, and the MLS number it lacked.
+    assert {c.field for c in update.changes} - {"UnitAreaPrice"} == {"MLSNumber", "SalePrice"}
+    report = eb.apply_plan(plan, client, market.serial, progress=False)
+    assert report.ok, report
+    after = pull(client, market).set_index("ID").loc[ident]
+    assert after["MLSNumber"] == mls
+    assert after["SalePrice"] == target["SalePrice"] + 1000
+    assert eb.plan_sync(sheet, pull(client, market)).is_empty

@@ -56,8 +56,9 @@ def present_key(key: str | None) -> str:
 class Pairing:
     """What the steps of :func:`plan_sync` share: the key, both sides, and how rows pair up.
 
-    Keys are held as Arrow columns (:class:`~.keys.KeyColumn`); their Python text is made on
-    first use, for the listings that need it.
+    Keys are held as Arrow columns
+    (:class:`~estatebot.listings.sync.values.key_arrays.KeyColumn`); their Python text is made
+    on first use, for the listings that need it.
     """
 
     key_type: KeyType

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from estatebot.api.models import KeyType
 from estatebot.listings import schema
 from estatebot.listings.sync.plan.artifact import PlanArtifact
 from estatebot.listings.sync.plan.operations import (
@@ -89,10 +90,8 @@ def plan_updates(
             changes[i].append(change(name, before_columns[name][i], after))
     # The request names the listing as the service knows it (the sheet may write its key in
     # another case, or give it a new one: see Pairing.match).
-    written = ctx.remote_key.written.take(pa.array(remote_at))
-    keys = [present_key(k) for k in written.to_numpy(zero_copy_only=False).tolist()]
-    key_type = ctx.key_type.value
-    data["Key"], data["KeyType"] = keys, [key_type] * m
+    keys, key_types = _named_as_held(ctx, remote_at)
+    data["Key"], data["KeyType"] = keys, key_types
     ids = before_columns["ID"]
     withheld = complete_bases(
         data,
@@ -119,12 +118,39 @@ def plan_updates(
             continue
         made.append(
             (
-                "update", k, key_type, row, ident, body, befores[n], before_hashes[n],
+                "update", k, key_types[n], row, ident, body, befores[n], before_hashes[n],
                 tuple(changes[n]), _changed(len(changes[n])), unknown[n],
             )
         )  # fmt: skip
     plan.updates.extend(planned_ops(made))
     _note_unknown(plan)
+
+
+#: The identities a listing can be named by in a request, and the column that holds each.
+IDENTITY_KEYS: dict[str, str] = {
+    KeyType.MLS_NUMBER.value: schema.KEY_COLUMNS[KeyType.MLS_NUMBER.value],
+    KeyType.URL.value: schema.KEY_COLUMNS[KeyType.URL.value],
+}
+
+
+def _named_as_held(ctx: Pairing, at: Positions) -> tuple[list[str], list[str]]:
+    """The key and key type that name each listing at ``at`` as the service holds it.
+
+    The plan's key as the listing writes it; a listing the service holds without one (paired by
+    its other identity: a sheet row that gives it an MLSNumber it lacks) is named by that other
+    identity, which it has, since it was paired by it.
+    """
+    taken = pa.array(at)
+    written = ctx.remote_key.written.take(taken)
+    keys: list[str | None] = written.to_numpy(zero_copy_only=False).tolist()
+    key_types = [ctx.key_type.value] * len(keys)
+    if any(key is None for key in keys):
+        other = next(t for t, c in IDENTITY_KEYS.items() if c != ctx.key_column)
+        texts = ctx.remote_columns.texts(IDENTITY_KEYS[other]).take(taken)
+        for i, text in enumerate(texts.to_numpy(zero_copy_only=False).tolist()):
+            if keys[i] is None:
+                keys[i], key_types[i] = text, other
+    return [present_key(key) for key in keys], key_types
 
 
 def _before(ctx: Pairing, at: Positions) -> tuple[Columns, ListingColumns]:
