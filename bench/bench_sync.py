@@ -4,11 +4,10 @@ An emulator in its own process holds ``--listings`` listings and answers every r
 ``--latency-ms``. The export is those listings as a ``--listings``-row xlsx (written with
 openpyxl, untimed) with a ``--changed`` share of them edited. Then, timed stage by stage:
 
-1. read and pull: ``read_sheet`` of the xlsx while ``pull_listings`` pulls at ``--concurrency``,
-   side by side as ``estatebot sync`` does them (each alone, one after the other, is timed
-   before and printed beside, not counted);
-2. plan: ``plan_sync``;
-3. apply: ``apply_plan`` at ``--concurrency`` with a journal and a backup (it pulls again to
+1. read: ``read_sheet`` of the xlsx;
+2. pull: ``pull_listings`` at ``--concurrency``;
+3. plan: ``plan_sync``;
+4. apply: ``apply_plan`` at ``--concurrency`` with a journal and a backup (it pulls again to
    check the plan is not stale, writes the backup, then sends the updates).
 
 The bound is what no sync can go under: the read's floor (calamine's own parse of the file,
@@ -41,7 +40,6 @@ from bench.sheets import write_export
 from estatebot.listings.remote.pull import pull_listings
 from estatebot.listings.sheet.read import read_sheet
 from estatebot.listings.sync.apply.phases import apply_plan
-from estatebot.listings.sync.read_beside_pull import read_beside_pull
 from estatebot.listings.sync.sync_plan import plan_sync
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -56,13 +54,6 @@ T = TypeVar("T")
 def latency_bound(requests: int, concurrency: int, latency_s: float) -> float:
     """The time ``requests`` take at ``concurrency`` when each costs only its latency."""
     return math.ceil(requests / concurrency) * latency_s
-
-
-def seconds_of(run: Callable[[], object]) -> float:
-    """How long ``run()`` takes."""
-    started = time.perf_counter()
-    run()
-    return time.perf_counter() - started
 
 
 def calamine_parse_seconds(path: Path, repeat: int = 3) -> float:
@@ -109,18 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         edited["AreaUnit"] = "Square Feet"  # List never returns it; the export gives it
         path = write_export(edited, work / "export.xlsx")
 
-        alone = {
-            "read": seconds_of(lambda: read_sheet(path, progress=False)),
-            "pull": seconds_of(
-                lambda: pull_listings(client, serial, concurrency=args.concurrency, progress=False)
-            ),
-        }
-        sheet, remote = timed(
-            f"read the xlsx beside the pull (concurrency {args.concurrency})",
-            lambda: read_beside_pull(
-                lambda: read_sheet(path, progress=False),
-                lambda: pull_listings(client, serial, concurrency=args.concurrency, progress=False),
-            ),
+        sheet = timed("read the xlsx (read_sheet)", lambda: read_sheet(path, progress=False))
+        remote = timed(
+            f"pull (pull_listings, concurrency {args.concurrency})",
+            lambda: pull_listings(client, serial, concurrency=args.concurrency, progress=False),
         )
         # The bench's emulator holds no Location: sending it empty loses nothing.
         plan = timed(
@@ -157,10 +140,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, seconds in stages:
         print(f"  {name:<58} {seconds:7.2f} s  ({seconds / total:4.0%})")
     print(f"  {'whole sync':<58} {total:7.2f} s")
-    print(
-        f"  (alone, one after the other: read {alone['read']:.2f} s, pull {alone['pull']:.2f} s: "
-        f"{alone['read'] + alone['pull']:.2f} s)"
-    )
     print(
         f"  bound: read floor {read_floor:.2f} s (calamine's own parse) + pull {pull_bound:.2f} s "
         f"({pages} pages) + writes {write_bound:.2f} s ({writes:,} requests) = {bound:.2f} s"

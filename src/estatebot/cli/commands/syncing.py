@@ -60,7 +60,6 @@ def sync(
     """
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import pull_listings
-    from estatebot.listings.sync.read_beside_pull import read_beside_pull
     from estatebot.listings.sync.sync_plan import plan_sync
 
     check_resume_flags(runs, resuming)
@@ -72,10 +71,8 @@ def sync(
             guards={**guards.options(), "force_identity_count": planning.force_identity_count},
         )  # fmt: skip
         guided.resume_if_interrupted()
-        read, remote = read_beside_pull(
-            lambda: read_with_flags(sheet, flags, key=planning.key.value, progress=progress),
-            lambda: pull_listings(client, serial, progress=progress),
-        )
+        read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
+        remote = pull_listings(client, serial, progress=progress)
         made = plan_sync(read, remote, **planning.options(), **guards.options())
         render_plan(
             guided.console, made, sheet=read, detail=show.detail, max_rows=show.max_rows,
