@@ -907,3 +907,18 @@ def _model_reasons_of(model: Any, request: dict[str, Any]) -> list[str]:
     except ValidationError as error:
         return [f"{f}: {m} (got {v!r})" for f, m, v in field_problems(error)]
     raise AssertionError("the body is valid")
+
+
+@pytest.mark.parametrize(("key", "other"), [("MLSNumber", "Url"), ("Url", "MLSNumber")])
+def test_a_listing_held_without_the_plans_key_is_named_by_its_other_identity(
+    key: str, other: str
+) -> None:
+    held = listing(1, **{key: None})
+    remote = remote_frame(held, listing(2))
+    plan = plan_sync(sheet_frame(listing(1, Bedrooms=4), listing(2)), remote, key=key)
+    (update,) = plan.updates
+    assert update.key == held[other]
+    assert update.body is not None
+    assert (update.body["Key"], update.body["KeyType"]) == (update.key, update.key_type)
+    assert update.key_type == ("URL" if other == "Url" else "MLSNumber")
+    assert {c.field for c in update.changes} == {"Bedrooms", key}

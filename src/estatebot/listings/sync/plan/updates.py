@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from estatebot.api.models import KeyType
 from estatebot.listings import schema
 from estatebot.listings.sync.plan.artifact import PlanArtifact
+from estatebot.listings.sync.plan.guards import IDENTITY_FIELDS
 from estatebot.listings.sync.plan.operations import (
     Change,
     HeldBack,
@@ -126,13 +126,6 @@ def plan_updates(
     _note_unknown(plan)
 
 
-#: The identities a listing can be named by in a request, and the column that holds each.
-IDENTITY_KEYS: dict[str, str] = {
-    KeyType.MLS_NUMBER.value: schema.KEY_COLUMNS[KeyType.MLS_NUMBER.value],
-    KeyType.URL.value: schema.KEY_COLUMNS[KeyType.URL.value],
-}
-
-
 def _named_as_held(ctx: Pairing, at: Positions) -> tuple[list[str], list[str]]:
     """The key and key type that name each listing at ``at`` as the service holds it.
 
@@ -145,8 +138,9 @@ def _named_as_held(ctx: Pairing, at: Positions) -> tuple[list[str], list[str]]:
     keys: list[str | None] = written.to_numpy(zero_copy_only=False).tolist()
     key_types = [ctx.key_type.value] * len(keys)
     if any(key is None for key in keys):
-        other = next(t for t, c in IDENTITY_KEYS.items() if c != ctx.key_column)
-        texts = ctx.remote_columns.texts(IDENTITY_KEYS[other]).take(taken)
+        column = next(name for name in IDENTITY_FIELDS if name != ctx.key_column)
+        other = next(kind for kind, name in schema.KEY_COLUMNS.items() if name == column)
+        texts = ctx.remote_columns.texts(column).take(taken)
         for i, text in enumerate(texts.to_numpy(zero_copy_only=False).tolist()):
             if keys[i] is None:
                 keys[i], key_types[i] = text, other
