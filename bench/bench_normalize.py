@@ -225,6 +225,19 @@ def _py_extensions(value: Any) -> dict[str, str]:
     return {key.strip(): val.strip() for key, _, val in pairs}
 
 
+def _py_area_unit(value: Any) -> str | None:
+    """The unit an area written for people ends with ("2,669 sqft", "120 m²"), else None."""
+    text = _py_text(value) if isinstance(value, str) else None
+    if text is None:
+        return None
+    unit = text.lstrip("0123456789,. ").casefold().rstrip(".")
+    if unit in {"sqft", "sq ft", "sq. ft", "sq feet", "square feet", "square foot", "sf", "ft²"}:
+        return "Square Feet"
+    if unit in {"sqm", "sq m", "sq. m", "square meters", "square metres", "m²", "m2"}:
+        return "Square Meters"
+    return None
+
+
 def per_row_normalize(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """The straightforward conversion: every field of every record with plain Python."""
     rows = []
@@ -251,6 +264,8 @@ def per_row_normalize(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
             row[target] = price
         if row["BuildingArea"] is None:
             row["BuildingArea"] = _py_number(record.get("Area"))
+        if row["AreaUnit"] is None:
+            row["AreaUnit"] = _py_area_unit(record.get("Area"))
         rows.append(row)
     return schema.conform(pd.DataFrame(rows, columns=list(schema.COLUMNS)))
 
