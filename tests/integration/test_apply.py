@@ -169,6 +169,30 @@ def test_an_empty_plan_sends_nothing(server: EmulatorServer, client: Client) -> 
     assert dict(server.request_counts) == before  # not even a pull
 
 
+@pytest.mark.parametrize("concurrency", [2, 12])
+def test_the_pull_that_checks_the_plan_keeps_to_the_apply_s_concurrency(
+    concurrency: int, tmp_path: Path
+) -> None:
+    # 30 pages of listings, each List request held 40 ms: a pull at the library's default of 8
+    # threads would have 8 pages in flight, whatever the apply was told.
+    with running(seed=None) as server, client_for(server) as client:
+        server.add_listings(server.serial, make_listings(3000))
+        remote = pull(client, server)
+        plan = plan_sync(desired_from(remote, prices={on_sale(remote, 1)[0]: 1.0}), remote)
+        server.faults.only = {"RealEstateList"}
+        server.faults.latency_ms = 40
+        server.emulator.reset_peak()
+        report = apply_plan(
+            plan, client, server.serial, concurrency=concurrency, progress=False,
+            backup=tmp_path / "b.json",
+        )  # fmt: skip
+        assert report.ok
+        assert server.request_counts["RealEstateList"] >= 2 * 30  # the two pulls' pages
+        # Every page of the check's pull waits out its latency beside the others, up to the
+        # limit and never past it.
+        assert server.emulator.peak_in_flight == concurrency
+
+
 # --------------------------------------------------------------------------- stale plans
 
 

@@ -52,6 +52,11 @@ class PullResult:
     frame: pd.DataFrame
     records: tuple[dict[str, Any], ...]
     missing_pages: tuple[int, ...]
+    #: The page each record came from, row for row with ``records``, a page being ``page_size``
+    #: listings (empty, and 0, when the pull cannot tell: a service counting its pages from 0).
+    #: An apply reads again only the pages that held the listings it is about to write.
+    pages: tuple[int, ...] = ()
+    page_size: int = 0
 
 
 def _finish(pager: Pager, expand_extensions: bool, known: Known) -> PullResult:
@@ -66,6 +71,10 @@ def _finish(pager: Pager, expand_extensions: bool, known: Known) -> PullResult:
     known.fill(frame)
     # The records exactly as the service sent them, row for row with the frame.
     kept = tuple(r for r, again in zip(records, seen_before, strict=True) if not again)
+    pages = _pages_of(pager)
+    kept_pages = (
+        tuple(n for n, again in zip(pages, seen_before, strict=True) if not again) if pages else ()
+    )
     missing = tuple(sorted(pager.missing))
     frame.attrs["missing_pages"] = list(missing)
     frame.attrs["unverified_pages"] = sorted(pager.unverified)
@@ -101,7 +110,22 @@ def _finish(pager: Pager, expand_extensions: bool, known: Known) -> PullResult:
             PullWarning,
             stacklevel=level,
         )
-    return PullResult(frame=frame, records=kept, missing_pages=missing)
+    return PullResult(
+        frame=frame,
+        records=kept,
+        missing_pages=missing,
+        pages=kept_pages,
+        page_size=pager.size if kept_pages else 0,
+    )
+
+
+def _pages_of(pager: Pager) -> list[int]:
+    """The page of each record :meth:`Pager.records` returns, in its order; empty when the
+    walk took listings from the final check (page 0 of a service counting from 0, perhaps
+    page 1 again at another size), whose pages a later request could not name alike."""
+    if 0 in pager.pages:
+        return []
+    return [number for number in sorted(pager.pages) for _ in pager.pages[number]]
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,11 @@ __all__ = ["ApplyOptions", "resolve_options"]
 class ApplyOptions:
     """How :func:`~estatebot.listings.sync.apply.phases.apply_plan` carries a plan out.
 
-    ``concurrency`` threads send creates and updates, ``delete_chunk`` keys go per delete
-    request; ``journal`` (a path) makes the apply resumable; ``backup`` is where the
-    before-image goes (``.json`` or ``.xlsx``; None: a timestamped file); ``progress`` shows a
-    bar (None: when in a terminal or notebook); ``force`` applies a stale plan anyway;
+    ``concurrency`` threads send creates and updates and fetch the pages of the pull that checks
+    them, ``delete_chunk`` keys go per delete request; ``journal`` (a path) makes the apply
+    resumable; ``backup`` is where the before-image goes (``.json`` or ``.xlsx``; None: a
+    timestamped file); ``progress`` shows a bar (None: when in a terminal or notebook);
+    ``force`` applies a stale plan anyway;
     ``sent_values`` is the record of the fields List never returns (None: its default place,
     False: none); each window of ``recheck_window`` writes (None: ``8 × concurrency``; a delete
     request holds at most a window) is re-checked once ``recheck_after`` seconds (default 2)

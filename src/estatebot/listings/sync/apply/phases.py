@@ -130,7 +130,8 @@ def apply_plan(
             (or as read back from a file).
         client: The `Client` that pulls the listings and sends the writes.
         serial: The chatbot's serial number.
-        concurrency: Threads running the creates and updates, one request each (default 8).
+        concurrency: Threads running the creates and updates, one request each, and fetching
+            the pages of the pulls that check them (default 8).
         journal: A file path where every operation is recorded as it starts and ends, which
             makes the apply resumable (None: no journal).
         backup: Where the before-image goes, `.json` or `.xlsx` (None: a timestamped `.json`
@@ -201,7 +202,15 @@ def apply_plan(
         # 1. The pull, before any write (none for an empty plan); the re-checks count from it.
         checked_at = time.monotonic()
         remote = (
-            Remote.of(pull_result(client, serial, progress=False, sent_values=chosen.sent_values))
+            Remote.of(
+                pull_result(
+                    client,
+                    serial,
+                    concurrency=chosen.concurrency,
+                    progress=False,
+                    sent_values=chosen.sent_values,
+                )
+            )
             if tasks
             else None
         )

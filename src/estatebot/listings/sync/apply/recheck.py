@@ -4,16 +4,19 @@ sent, and an unanswered delete looked up before it is sent again.
 The apply's stale check looks once, before the first write. A long apply gives others time to
 edit a listing it is about to write, so once the check is older than ``recheck_after`` seconds
 the runner asks :class:`Recheck` about each window of updates and deletes just before sending
-it; :func:`recheck_targets` reads those listings as they are now (:func:`current_remotes`).
+it; :func:`recheck_targets` reads those listings as they are now (:class:`Looker`): the pages
+that held them at the check, or each alone by MLS number, whichever has cost less so far, or a
+whole pull.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from estatebot.api.models import KeyType
 from estatebot.listings.remote.normalize import normalize_records
@@ -26,7 +29,14 @@ if TYPE_CHECKING:
     from estatebot.api.client import Client
     from estatebot.listings.sync.apply.apply_options import ApplyOptions
 
-__all__ = ["Recheck", "current_remotes", "recheck_targets", "still_there", "window_recheck"]
+__all__ = [
+    "Looker",
+    "Recheck",
+    "Whereabouts",
+    "recheck_targets",
+    "still_there",
+    "window_recheck",
+]
 
 
 class Recheck:
@@ -74,58 +84,152 @@ class Recheck:
         }  # fmt: skip
 
 
-def current_remotes(
-    client: Client, serial: str, tasks: Sequence[Task], *, concurrency: int, listings: int
-) -> list[Remote]:
-    """The service's listings as they are now, one :class:`Remote` per task to look in.
+@dataclass(frozen=True)
+class Whereabouts:
+    """Where the apply's check found the listings it writes, for looking at them again.
 
-    A listing known by MLS number is asked for alone (one small page each, ``concurrency`` at
-    a time); when any other key is among them, or there are more of them than pages in a pull
-    (``listings`` is about how many the chatbot has), the listings are pulled whole once.
+    ``listings`` is about how many the chatbot has; ``pages`` holds, by operation, the page its
+    listing was on at the check, a page being ``page_size`` listings (empty when the check's
+    pull could not tell).
     """
-    pull_pages = listings // 100 + 1
-    by_mls = len(tasks) <= pull_pages and all(t.key_type == KeyType.MLS_NUMBER.value for t in tasks)
-    if not by_mls:
-        whole = Remote.of(pull_result(client, serial, progress=False))
-        return [whole] * len(tasks)
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="estatebot-look") as pool:
-        pages = list(
-            pool.map(
-                lambda t: client.listings.list_page(serial, mls_number=t.key, page_size=100),
-                tasks,
+
+    listings: int
+    page_size: int = 0
+    pages: Mapping[str, int] = field(default_factory=dict)
+
+
+class Looker:
+    """Reads the listings of some tasks as they are now, the cheapest way it has seen so far.
+
+    Two ways can look at a few listings: reading again the pages that held them at the check
+    (``where``), when those are fewer than the listings (an export edited in its own order puts
+    a window's listings on a few pages); or asking for each listing alone by MLS number (one
+    small page each). Fewer requests is not always cheaper: a page of 100 listings can cost a
+    server as much as several small ones, or far less than their latency. So each way is timed
+    when used, and once both have been, a window goes the way its requests are expected to take
+    the least time. A listing not found on its page (moved, or gone) is looked up alone; when a
+    key other than an MLS number is among those, or there are more of them than pages in a
+    pull, the listings are pulled whole once. Every way runs ``concurrency`` requests at a time.
+    """
+
+    def __init__(
+        self, client: Client, serial: str, *, concurrency: int, where: Whereabouts
+    ) -> None:
+        self.client = client
+        self.serial = serial
+        self.concurrency = concurrency
+        self.where = where
+        #: Seconds a request took, by way ("pages", "alone"), the last time a window went that
+        #: way (the few listings a page did not show, looked up alone after it, are not timed:
+        #: a handful of requests says little of a window's worth).
+        self.seconds_per: dict[str, float] = {}
+
+    def remotes(self, tasks: Sequence[Task]) -> list[Remote]:
+        """The service's listings as they are now, one :class:`Remote` per task to look in."""
+        where = self.where
+        remotes: dict[str, Remote] = {}
+        on_pages = [task for task in tasks if task.op in where.pages]
+        pages = sorted({where.pages[task.op] for task in on_pages})
+        if where.page_size and pages and len(pages) < len(tasks) and self._pages_pay(pages, tasks):
+            found = self._timed("pages", len(pages), lambda: self._read_pages(pages))
+            remotes.update(
+                (task.op, found) for task in on_pages if found.positions(task.key_type, task.key)
             )
+        rest = [task for task in tasks if task.op not in remotes]
+        if rest:
+            if self._alone_possible(rest) and remotes:  # the few a page did not show
+                looked = self._look_up(rest)
+            elif self._alone_possible(rest):
+                looked = self._timed("alone", len(rest), lambda: self._look_up(rest))
+            else:
+                looked = Remote.of(
+                    pull_result(
+                        self.client, self.serial, concurrency=self.concurrency, progress=False
+                    )
+                )
+            remotes.update((task.op, looked) for task in rest)
+        return [remotes[task.op] for task in tasks]
+
+    def _alone_possible(self, tasks: Sequence[Task]) -> bool:
+        pull_pages = self.where.listings // 100 + 1
+        return len(tasks) <= pull_pages and all(
+            t.key_type == KeyType.MLS_NUMBER.value for t in tasks
         )
-    # The pages' records read as one frame: reading costs mostly per call, not per record, and a
-    # window's few hundred one-listing pages read one by one cost seconds of the interpreter.
+
+    def _pages_pay(self, pages: Sequence[int], tasks: Sequence[Task]) -> bool:
+        """Whether reading ``pages`` again should cost less than looking each task up alone
+        (a way not timed yet is tried)."""
+        if not self._alone_possible(tasks):
+            return True
+        per_page, per_alone = self.seconds_per.get("pages"), self.seconds_per.get("alone")
+        if per_page is None or per_alone is None:
+            return per_page is None
+        return len(pages) * per_page < len(tasks) * per_alone
+
+    def _timed(self, way: str, requests: int, read: Callable[[], Remote]) -> Remote:
+        started = time.monotonic()
+        found = read()
+        self.seconds_per[way] = (time.monotonic() - started) / max(1, requests)
+        return found
+
+    def _read_pages(self, pages: Sequence[int]) -> Remote:
+        """The listings on ``pages`` as they are now, as one Remote."""
+        size = self.where.page_size
+        with ThreadPoolExecutor(
+            max_workers=self.concurrency, thread_name_prefix="estatebot-look"
+        ) as pool:
+            answers = list(
+                pool.map(
+                    lambda n: self.client.listings.list_page(self.serial, page=n, page_size=size),
+                    pages,
+                )
+            )
+        return _one_remote(answer.records for answer in answers)
+
+    def _look_up(self, tasks: Sequence[Task]) -> Remote:
+        """The listings of ``tasks`` (all known by MLS number), each asked for alone."""
+        with ThreadPoolExecutor(
+            max_workers=self.concurrency, thread_name_prefix="estatebot-look"
+        ) as pool:
+            answers = list(
+                pool.map(
+                    lambda t: self.client.listings.list_page(
+                        self.serial, mls_number=t.key, page_size=100
+                    ),
+                    tasks,
+                )
+            )
+        return _one_remote(answer.records for answer in answers)
+
+
+def _one_remote(pages: Iterable[Sequence[dict[str, Any]]]) -> Remote:
+    """The records of several answers read as one frame, each listing once (by ID).
+
+    Reading costs mostly per call, not per record: a window's few hundred one-listing pages
+    read one by one cost seconds of the interpreter.
+    """
     records, seen = [], set()
     for page in pages:
-        for record in page.records:
+        for record in page:
             ident = record.get("ID")
             if ident is None or ident not in seen:
                 seen.add(ident)
                 records.append(record)
-    found = Remote(normalize_records(records).frame)
-    return [found] * len(tasks)
+    return Remote(normalize_records(records).frame)
 
 
 def recheck_targets(
-    client: Client,
-    serial: str,
-    tasks: Sequence[Task],
-    expected: Mapping[str, str],
-    *,
-    concurrency: int,
-    listings: int,
+    looker: Looker, tasks: Sequence[Task], expected: Mapping[str, str]
 ) -> dict[str, str]:
     """The tasks whose listing changed since the apply's check, with why (op → reason).
 
     ``expected`` holds, by operation, the hash its listing had at the check; the listings are
-    read as :func:`current_remotes` reads them.
+    read as ``looker`` reads them.
     """
     targets = [t for t in tasks if t.op in expected]
     if not targets:
         return {}
-    remotes = current_remotes(client, serial, targets, concurrency=concurrency, listings=listings)
+    remotes = looker.remotes(targets)
     for remote in {id(remote): remote for remote in remotes}.values():
         remote.hash_found(task for task, its in zip(targets, remotes, strict=True) if its is remote)
     changed: dict[str, str] = {}
@@ -140,11 +244,9 @@ def recheck_targets(
     return changed
 
 
-def still_there(
-    client: Client, serial: str, tasks: Sequence[Task], *, concurrency: int, listings: int
-) -> set[str]:
+def still_there(looker: Looker, tasks: Sequence[Task]) -> set[str]:
     """The operations (deletes) whose listing the service still holds."""
-    remotes = current_remotes(client, serial, tasks, concurrency=concurrency, listings=listings)
+    remotes = looker.remotes(tasks)
     return {
         task.op
         for task, remote in zip(tasks, remotes, strict=True)
@@ -153,19 +255,17 @@ def still_there(
 
 
 def window_recheck(
-    client: Client,
-    serial: str,
+    looker: Looker,
     hashes: Mapping[str, str],
     send: Sequence[Task],
     options: ApplyOptions,
     checked_at: float,
-    listings: int,
 ) -> Recheck | None:
     """The re-check of each window of writes, or None when there is nothing to re-check.
 
     ``hashes`` holds, by operation, the hash its listing had at the apply's check (where it was
-    found once); ``listings`` is about how many the chatbot has. Of ``options`` it reads
-    ``recheck_after`` (None: never re-check), the window and ``concurrency``.
+    found once); ``looker`` reads them again. Of ``options`` it reads ``recheck_after`` (None:
+    never re-check) and the window.
     """
     if options.recheck_after is None:
         return None
@@ -176,12 +276,5 @@ def window_recheck(
     }
     if not expected:
         return None
-    check = partial(
-        recheck_targets,
-        client,
-        serial,
-        expected=expected,
-        concurrency=options.concurrency,
-        listings=listings,
-    )
+    check = partial(recheck_targets, looker, expected=expected)
     return Recheck(check, after=options.recheck_after, window=options.window, checked_at=checked_at)

@@ -207,7 +207,8 @@ def restore(
         backup: The backup file an apply wrote (`.json` or `.xlsx`).
         client: The `Client` that pulls the listings and sends the writes.
         serial: The chatbot's serial number.
-        concurrency: Threads running the creates and updates, one request each (default 8).
+        concurrency: Threads running the creates and updates, one request each, and fetching
+            the pages of the pull that checks them (default 8).
         progress: Show a progress bar (None: as `ESTATEBOT_PROGRESS` says, else on outside
             CI).
         sent_values: The record of the values last sent: None its default place, a path, or
@@ -273,7 +274,15 @@ def _restore(
 ) -> ApplyReport:
     frame = read_backup(backup).reset_index(drop=True)
     raws = read_backup_raw(backup)
-    remote = Remote.of(pull_result(client, serial, progress=False, sent_values=options.sent_values))
+    remote = Remote.of(
+        pull_result(
+            client,
+            serial,
+            concurrency=options.concurrency,
+            progress=False,
+            sent_values=options.sent_values,
+        )
+    )
     tasks: list[Task] = []
     settled: list[OpOutcome] = []  # rows decided without a request
     seen: set[str] = set()

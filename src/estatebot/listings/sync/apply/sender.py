@@ -25,7 +25,13 @@ from estatebot.errors import (
 )
 from estatebot.listings.sync.apply.journal import Journal
 from estatebot.listings.sync.apply.journal_records import Event, OpRecord, op_id
-from estatebot.listings.sync.apply.recheck import Recheck, still_there, window_recheck
+from estatebot.listings.sync.apply.recheck import (
+    Looker,
+    Recheck,
+    Whereabouts,
+    still_there,
+    window_recheck,
+)
 from estatebot.listings.sync.apply.send_tasks import Task
 from estatebot.listings.sync.apply.stale_check import look_up_created
 from estatebot.listings.sync.report.apply_report import (
@@ -82,12 +88,12 @@ def send_checked(
     """
     outcomes.update(_settled_without_sending(checked, target.journal, target.records))
     client, serial, options = target.client, target.serial, target.options
+    where = Whereabouts(listings, page_size=checked.page_size, pages=checked.pages)
+    looker = Looker(client, serial, concurrency=options.concurrency, where=where)
     guards = Guards(
         look_up=partial(look_up_created, client, serial),
-        still_there=partial(
-            still_there, client, serial, concurrency=options.concurrency, listings=listings
-        ),
-        recheck=window_recheck(client, serial, checked.hashes, send, options, checked_at, listings),
+        still_there=partial(still_there, looker),
+        recheck=window_recheck(looker, checked.hashes, send, options, checked_at),
     )
     with progress_bar(total, "Applying plan", progress=options.progress, unit="op") as bar:
         bar.update(len(outcomes))

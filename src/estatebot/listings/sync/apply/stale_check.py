@@ -45,20 +45,32 @@ SHOWN_STALE = 20
 
 class Remote:
     """The fresh pull: listings by key, their hashes, their values as dicts, and (when kept)
-    the List records exactly as the service sent them."""
+    the List records exactly as the service sent them and the page each came from."""
 
     def __init__(
-        self, frame: pd.DataFrame, records: Sequence[dict[str, Any]] | None = None
+        self,
+        frame: pd.DataFrame,
+        records: Sequence[dict[str, Any]] | None = None,
+        *,
+        pages: Sequence[int] = (),
+        page_size: int = 0,
     ) -> None:
         self.frame = frame.reset_index(drop=True)
         self.records = list(records) if records is not None else None
+        self.pages = tuple(pages) if len(pages) == len(self.frame) else ()
+        self.page_size = page_size if self.pages else 0
         self._hashes: dict[int, str] = {}
         self._index: dict[str, dict[str, list[int]]] = {}
 
     @classmethod
     def of(cls, pulled: PullResult) -> Remote:
-        """The listings of a pull, with their List records as the service sent them."""
-        return cls(pulled.frame, pulled.records)
+        """The listings of a pull, with their List records as the service sent them and the
+        page each came from."""
+        return cls(pulled.frame, pulled.records, pages=pulled.pages, page_size=pulled.page_size)
+
+    def page_at(self, position: int) -> int | None:
+        """The page the listing at ``position`` came from (None when the pull cannot tell)."""
+        return self.pages[position] if self.pages else None
 
     def hash_at(self, position: int) -> str:
         """:func:`~estatebot.listings.sync.values.hashing.listing_hash` of the listing at
@@ -160,6 +172,10 @@ class Checked:
     found: dict[str, list[int]] = field(default_factory=dict)
     #: By operation: the hash of its listing, where the pull holds it exactly once.
     hashes: dict[str, str] = field(default_factory=dict)
+    #: By operation: the page its listing was on, where the pull holds it exactly once and
+    #: can tell (pages of ``page_size`` listings): a re-check can read just those pages.
+    pages: dict[str, int] = field(default_factory=dict)
+    page_size: int = 0
     #: The refusal of a stale plan (None: nothing is stale).
     stale_error: PlanError | None = None
 
@@ -192,6 +208,12 @@ def check_against_pull(
             for op, where in found.items()
             if len(where) == 1 and where[0] in by_position
         },
+        pages={
+            op: page
+            for op, where in found.items()
+            if len(where) == 1 and (page := remote.page_at(where[0])) is not None
+        },
+        page_size=remote.page_size,
     )
     for task in tasks:
         record = records.get(task.op)

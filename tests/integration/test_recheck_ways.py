@@ -1,0 +1,211 @@
+"""How an apply looks at its listings again (law 14), over HTTP against the emulator.
+
+A window of writes is re-checked either by reading again the pages that held its listings at the
+stale check, or by asking for each listing alone by MLS number; the pull records each listing's
+page so the first way can be taken. Whichever way a window goes, an edit made since the check is
+seen, a listing that moved to another page is still found, and one that is gone is told apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from estatebot.api.client import Client
+from estatebot.emulator import EmulatorServer, running
+from estatebot.listings.remote.pull import pull_result
+from estatebot.listings.sync.apply.phases import apply_plan
+from estatebot.listings.sync.apply.recheck import Looker, Whereabouts, recheck_targets
+from estatebot.listings.sync.apply.send_tasks import Task, tasks_from_plan
+from estatebot.listings.sync.apply.stale_check import Checked, Remote, check_against_pull
+from estatebot.listings.sync.sync_plan import plan_sync
+from factories import make_listings
+
+#: Enough listings that looking 20 of them up alone costs fewer requests than a whole pull.
+LISTINGS = 2500
+PAGE = 100
+#: The listings a plan updates: the 20 first of page 2.
+ON_PAGE_2 = range(PAGE, PAGE + 20)
+
+
+@pytest.fixture
+def server() -> Iterator[EmulatorServer]:
+    with running(seed=None) as emulator:
+        emulator.add_listings(emulator.serial, make_listings(LISTINGS))
+        yield emulator
+
+
+@pytest.fixture
+def client(server: EmulatorServer) -> Iterator[Client]:
+    with Client(
+        base_url=server.base_url,
+        api_key=server.api_key,
+        session_key=server.session_key,
+        max_retries=0,
+    ) as made:
+        yield made
+
+
+def checked_updates(client: Client, server: EmulatorServer) -> tuple[list[Task], Checked]:
+    """A plan updating the listings at ``ON_PAGE_2`` (a new description each), and the stale
+    check of its operations against a pull, as an apply makes it."""
+    remote = pull_result(client, server.serial, progress=False).frame
+    sheet = remote.drop(columns=["ID"]).copy()
+    sheet["AreaUnit"] = "Square Feet"
+    for position in ON_PAGE_2:
+        sheet.loc[position, "Description"] = f"Repainted, listing {position}."
+    plan = plan_sync(sheet, remote, blank_unknown_location=True)
+    tasks = tasks_from_plan(plan)
+    assert len(tasks) == len(ON_PAGE_2)
+    checked = check_against_pull(tasks, Remote.of(pull_result(client, server.serial)), {})
+    return tasks, checked
+
+
+def looker_for(client: Client, server: EmulatorServer, checked: Checked) -> Looker:
+    where = Whereabouts(LISTINGS, page_size=checked.page_size, pages=checked.pages)
+    return Looker(client, server.serial, concurrency=4, where=where)
+
+
+def lists(server: EmulatorServer) -> int:
+    return server.request_counts.get("RealEstateList", 0)
+
+
+def expected(tasks: Sequence[Task], checked: Checked) -> dict[str, str]:
+    return {task.op: checked.hashes[task.op] for task in tasks}
+
+
+# --------------------------------------------------------------------------- pages seen
+
+
+def test_a_pull_names_the_page_each_listing_came_from(
+    client: Client, server: EmulatorServer
+) -> None:
+    pulled = pull_result(client, server.serial, page_size=40, progress=False)
+    assert pulled.page_size == 40
+    assert len(pulled.pages) == len(pulled.records) == LISTINGS
+    for number in sorted(set(pulled.pages)):
+        page = client.listings.list_page(server.serial, page=number, page_size=40)
+        on_it = [r["ID"] for r, n in zip(pulled.records, pulled.pages, strict=True) if n == number]
+        assert on_it == [r["ID"] for r in page.records]
+
+
+def test_the_check_keeps_the_page_of_each_listing_it_found_once(
+    client: Client, server: EmulatorServer
+) -> None:
+    tasks, checked = checked_updates(client, server)
+    assert checked.page_size == PAGE
+    assert {checked.pages[task.op] for task in tasks} == {2}
+
+
+# --------------------------------------------------------------------------- by pages
+
+
+def test_a_window_on_one_page_is_read_with_one_request(
+    client: Client, server: EmulatorServer
+) -> None:
+    tasks, checked = checked_updates(client, server)
+    looker = looker_for(client, server, checked)
+    before = lists(server)
+    assert recheck_targets(looker, tasks, expected(tasks, checked)) == {}
+    assert lists(server) - before == 1  # page 2, not one request per listing
+    assert set(looker.seconds_per) == {"pages"}
+
+
+def test_an_edit_seen_on_the_page_is_reported(client: Client, server: EmulatorServer) -> None:
+    tasks, checked = checked_updates(client, server)
+    edited = tasks[7]
+    assert edited.id is not None
+    data = server.store.listing_data(server.serial, [edited.id])[edited.id]
+    server.store.replace_listing(server.serial, edited.id, {**data, "Bedrooms": 9})
+    changed = recheck_targets(looker_for(client, server, checked), tasks, expected(tasks, checked))
+    assert changed == {edited.op: "edited on the service"}
+
+
+def test_a_listing_moved_off_its_page_is_looked_up_and_a_gone_one_told_apart(
+    client: Client, server: EmulatorServer
+) -> None:
+    tasks, checked = checked_updates(client, server)
+    # Five listings of page 1 go: page 2 now starts five listings later, and the first five
+    # targets are on page 1. One target goes too.
+    pulled = pull_result(client, server.serial, progress=False).frame
+    first_page = [str(m) for m in pulled["MLSNumber"].iloc[:5]]
+    gone = tasks[12]
+    client.listings.delete(server.serial, [*first_page, gone.key], key_type="MLSNumber")
+    looker = looker_for(client, server, checked)
+    before = lists(server)
+    changed = recheck_targets(looker, tasks, expected(tasks, checked))
+    assert changed == {gone.op: "no longer on the service"}
+    # Page 2 once, then each listing it did not show alone: the five moved and the one gone.
+    assert lists(server) - before == 1 + 5 + 1
+
+
+# --------------------------------------------------------------------------- which way
+
+
+def test_each_way_is_tried_then_the_cheaper_one_taken(
+    client: Client, server: EmulatorServer
+) -> None:
+    tasks, checked = checked_updates(client, server)
+    looker = looker_for(client, server, checked)
+    hashes = expected(tasks, checked)
+
+    def requests_of_one_window() -> int:
+        before = lists(server)
+        assert recheck_targets(looker, tasks, hashes) == {}
+        return lists(server) - before
+
+    assert requests_of_one_window() == 1  # pages first
+    assert requests_of_one_window() == len(tasks)  # then each alone, to time it too
+    assert set(looker.seconds_per) == {"pages", "alone"}
+    # Then the way whose requests should take the least time for the window: a page is cheaper
+    # unless it costs more than the 20 small requests it replaces.
+    looker.seconds_per = {"pages": 0.030, "alone": 0.001}
+    assert requests_of_one_window() == len(tasks)
+    looker.seconds_per = {"pages": 0.015, "alone": 0.001}
+    assert requests_of_one_window() == 1
+
+
+def test_without_pages_each_listing_is_asked_for_alone(
+    client: Client, server: EmulatorServer
+) -> None:
+    tasks, checked = checked_updates(client, server)
+    where = Whereabouts(LISTINGS)  # a pull that could not tell the pages
+    looker = Looker(client, server.serial, concurrency=4, where=where)
+    before = lists(server)
+    assert recheck_targets(looker, tasks, expected(tasks, checked)) == {}
+    assert lists(server) - before == len(tasks)
+
+
+def test_an_apply_whose_windows_go_by_pages_keeps_an_edit_made_midway(
+    client: Client, server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote = pull_result(client, server.serial, progress=False).frame
+    sheet = remote.drop(columns=["ID"]).copy()
+    sheet["AreaUnit"] = "Square Feet"
+    for position in ON_PAGE_2:
+        sheet.loc[position, "Description"] = f"Repainted, listing {position}."
+    plan = plan_sync(sheet, remote, blank_unknown_location=True)
+    last = plan.updates[-1]
+    assert last.id is not None
+    update = client.listings.update
+    sent: list[str] = []
+
+    def interfering(body: dict[str, object], **options: object) -> int:
+        if not sent:  # while the first window is written, someone edits the last listing
+            data = server.store.listing_data(server.serial, [last.id])[last.id]
+            server.store.replace_listing(server.serial, last.id, {**data, "Bedrooms": 9})
+        sent.append(str(body.get("MLSNumber")))
+        return update(body, **options)
+
+    monkeypatch.setattr(client.listings, "update", interfering)
+    report = apply_plan(
+        plan, client, server.serial, progress=False, concurrency=2, recheck_after=0,
+        recheck_window=10, sent_values=False,
+    )  # fmt: skip
+    outcomes = report.frame.set_index("key")["outcome"]
+    assert outcomes[last.key] == "changed during apply"
+    assert last.key not in sent
+    assert (outcomes == "done").sum() == len(ON_PAGE_2) - 1
+    stored = server.store.listing_data(server.serial, [last.id])[last.id]
+    assert stored["Bedrooms"] == 9
