@@ -209,3 +209,30 @@ def test_an_apply_whose_windows_go_by_pages_keeps_an_edit_made_midway(
     assert (outcomes == "done").sum() == len(ON_PAGE_2) - 1
     stored = server.store.listing_data(server.serial, [last.id])[last.id]
     assert stored["Bedrooms"] == 9
+
+
+def test_pages_that_no_longer_hold_their_listings_lose_to_looking_up_alone(
+    client: Client, server: EmulatorServer
+) -> None:
+    tasks, checked = checked_updates(client, server)
+    # All of page 1 goes: every target moves to page 1, so page 2 shows none of them.
+    pulled = pull_result(client, server.serial, progress=False).frame
+    client.listings.delete(
+        server.serial, [str(m) for m in pulled["MLSNumber"].iloc[:PAGE]], key_type="MLSNumber"
+    )
+    server.faults.only = {"RealEstateList"}
+    server.faults.latency_ms = 20
+    looker = looker_for(client, server, checked)
+    hashes = expected(tasks, checked)
+
+    def requests_of_one_window() -> int:
+        before = lists(server)
+        assert recheck_targets(looker, tasks, hashes) == {}
+        return lists(server) - before
+
+    # The page, then each listing it did not show: the page's time counts them all, at least
+    # the latency of the page and of 20 look-ups 4 at a time (a page alone takes one).
+    assert requests_of_one_window() == 1 + len(tasks)
+    assert looker.seconds_per["pages"] >= (1 + len(tasks) // 4) * 0.020
+    assert requests_of_one_window() == len(tasks)  # then each alone, timed
+    assert set(looker.seconds_per) == {"pages", "alone"}

@@ -120,35 +120,41 @@ class Looker:
         self.concurrency = concurrency
         self.where = where
         #: Seconds a request took, by way ("pages", "alone"), the last time a window went that
-        #: way (the few listings a page did not show, looked up alone after it, are not timed:
-        #: a handful of requests says little of a window's worth).
+        #: way; a page's time includes looking up alone the listings it did not show, so a
+        #: service whose pages do not keep their order soon goes the other way.
         self.seconds_per: dict[str, float] = {}
 
     def remotes(self, tasks: Sequence[Task]) -> list[Remote]:
         """The service's listings as they are now, one :class:`Remote` per task to look in."""
         where = self.where
-        remotes: dict[str, Remote] = {}
         on_pages = [task for task in tasks if task.op in where.pages]
         pages = sorted({where.pages[task.op] for task in on_pages})
+        started = time.monotonic()
         if where.page_size and pages and len(pages) < len(tasks) and self._pages_pay(pages, tasks):
-            found = self._timed("pages", len(pages), lambda: self._read_pages(pages))
-            remotes.update(
-                (task.op, found) for task in on_pages if found.positions(task.key_type, task.key)
-            )
-        rest = [task for task in tasks if task.op not in remotes]
-        if rest:
-            if self._alone_possible(rest) and remotes:  # the few a page did not show
-                looked = self._look_up(rest)
-            elif self._alone_possible(rest):
-                looked = self._timed("alone", len(rest), lambda: self._look_up(rest))
-            else:
-                looked = Remote.of(
-                    pull_result(
-                        self.client, self.serial, concurrency=self.concurrency, progress=False
-                    )
-                )
-            remotes.update((task.op, looked) for task in rest)
+            found = self._read_pages(pages)
+            remotes = {
+                task.op: found for task in on_pages if found.positions(task.key_type, task.key)
+            }
+            # Those the pages did not show (moved, or gone): the way counts what they cost too.
+            remotes.update(self._each_or_whole([t for t in tasks if t.op not in remotes]))
+            self.seconds_per["pages"] = (time.monotonic() - started) / len(pages)
+        else:
+            remotes = self._each_or_whole(tasks)
+            if self._alone_possible(tasks):
+                self.seconds_per["alone"] = (time.monotonic() - started) / len(tasks)
         return [remotes[task.op] for task in tasks]
+
+    def _each_or_whole(self, tasks: Sequence[Task]) -> dict[str, Remote]:
+        """``tasks``' listings each asked for alone, or pulled whole (see the class)."""
+        if not tasks:
+            return {}
+        if self._alone_possible(tasks):
+            looked = self._look_up(tasks)
+        else:
+            looked = Remote.of(
+                pull_result(self.client, self.serial, concurrency=self.concurrency, progress=False)
+            )
+        return dict.fromkeys((task.op for task in tasks), looked)
 
     def _alone_possible(self, tasks: Sequence[Task]) -> bool:
         pull_pages = self.where.listings // 100 + 1
@@ -157,20 +163,14 @@ class Looker:
         )
 
     def _pages_pay(self, pages: Sequence[int], tasks: Sequence[Task]) -> bool:
-        """Whether reading ``pages`` again should cost less than looking each task up alone
-        (a way not timed yet is tried)."""
+        """Whether reading ``pages`` again should take less time than looking each task up
+        alone (a way not timed yet is tried; with no way to look alone, pages it is)."""
         if not self._alone_possible(tasks):
             return True
         per_page, per_alone = self.seconds_per.get("pages"), self.seconds_per.get("alone")
         if per_page is None or per_alone is None:
             return per_page is None
         return len(pages) * per_page < len(tasks) * per_alone
-
-    def _timed(self, way: str, requests: int, read: Callable[[], Remote]) -> Remote:
-        started = time.monotonic()
-        found = read()
-        self.seconds_per[way] = (time.monotonic() - started) / max(1, requests)
-        return found
 
     def _read_pages(self, pages: Sequence[int]) -> Remote:
         """The listings on ``pages`` as they are now, as one Remote."""
