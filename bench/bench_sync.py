@@ -17,8 +17,8 @@ writes' (the updates ``--concurrency`` at a time). Target: the whole sync within
 sum. Exits with 1 when it is missed.
 
 For information it also prints what the apply's guarantees add at their latency alone: the
-pull that checks the plan is not stale before the first write, and the look-ups that re-check
-each listing written once that check is older than the re-check delay (law 14, counted as the
+pull that checks the plan is not stale before the first write, and the requests that re-check
+the listings written once that check is older than the re-check delay (law 14, counted as the
 List requests of the apply beyond a pull's pages).
 
     python -m bench.bench_sync                      # 50,000 listings, 5% changed
@@ -154,10 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = sum(seconds for _, seconds in stages)
     ratio = total / bound
     # What the apply's guarantees add: the pull that checks the plan is not stale before the
-    # first write, and a look-up of each listing written once the check is older than the
-    # re-check delay (law 14), each at its latency alone.
-    lookups = max(0, list_calls[0] - pull_calls)
-    guarded = bound + pull_bound + latency_bound(lookups, args.concurrency, latency)
+    # first write, and the requests that look again at the listings written once the check is
+    # older than the re-check delay (law 14: their pages, or each alone), at their latency alone.
+    rechecks = max(0, list_calls[0] - pull_calls)
+    guarded = bound + pull_bound + latency_bound(rechecks, args.concurrency, latency)
     print(
         f"sync: {args.listings:,} rows against {args.listings:,} listings, "
         f"{args.latency_ms:g} ms latency, plan: {plan.summary()}"
@@ -173,8 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  whole sync / bound: {ratio:.2f}x (target <= {TARGET:g}x): {verdict}")
     print(
         f"  the apply's guarantees at their latency alone: its stale check's pull "
-        f"{pull_bound:.2f} s + {lookups:,} re-check look-ups "
-        f"{latency_bound(lookups, args.concurrency, latency):.2f} s; bound with them "
+        f"{pull_bound:.2f} s + {rechecks:,} re-check requests "
+        f"{latency_bound(rechecks, args.concurrency, latency):.2f} s; bound with them "
         f"{guarded:.2f} s = {guarded / bound:.2f}x the bound; whole sync / it: "
         f"{total / guarded:.2f}x"
     )
