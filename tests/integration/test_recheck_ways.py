@@ -19,7 +19,7 @@ from estatebot.listings.sync.apply.phases import apply_plan
 from estatebot.listings.sync.apply.recheck import Looker, Whereabouts, recheck_targets
 from estatebot.listings.sync.apply.send_tasks import Task, tasks_from_plan
 from estatebot.listings.sync.apply.stale_check import Checked, Remote, check_against_pull
-from estatebot.listings.sync.sync_plan import plan_sync
+from estatebot.listings.sync.sync_plan import SyncPlan, plan_sync
 from factories import make_listings
 
 #: Enough listings that looking 20 of them up alone costs fewer requests than a whole pull.
@@ -47,16 +47,20 @@ def client(server: EmulatorServer) -> Iterator[Client]:
         yield made
 
 
-def checked_updates(client: Client, server: EmulatorServer) -> tuple[list[Task], Checked]:
-    """A plan updating the listings at ``ON_PAGE_2`` (a new description each), and the stale
-    check of its operations against a pull, as an apply makes it."""
+def repaint_plan(client: Client, server: EmulatorServer) -> SyncPlan:
+    """A plan updating the listings at ``ON_PAGE_2``: a new description each."""
     remote = pull_result(client, server.serial, progress=False).frame
     sheet = remote.drop(columns=["ID"]).copy()
     sheet["AreaUnit"] = "Square Feet"
     for position in ON_PAGE_2:
         sheet.loc[position, "Description"] = f"Repainted, listing {position}."
-    plan = plan_sync(sheet, remote, blank_unknown_location=True)
-    tasks = tasks_from_plan(plan)
+    return plan_sync(sheet, remote, blank_unknown_location=True)
+
+
+def checked_updates(client: Client, server: EmulatorServer) -> tuple[list[Task], Checked]:
+    """The operations of :func:`repaint_plan` and their stale check against a pull, as an apply
+    makes it."""
+    tasks = tasks_from_plan(repaint_plan(client, server))
     assert len(tasks) == len(ON_PAGE_2)
     checked = check_against_pull(tasks, Remote.of(pull_result(client, server.serial)), {})
     return tasks, checked
@@ -73,6 +77,15 @@ def lists(server: EmulatorServer) -> int:
 
 def expected(tasks: Sequence[Task], checked: Checked) -> dict[str, str]:
     return {task.op: checked.hashes[task.op] for task in tasks}
+
+
+def requests_of_one_window(
+    server: EmulatorServer, looker: Looker, tasks: Sequence[Task], checked: Checked
+) -> int:
+    """Re-check ``tasks`` (none changed) and count the List requests it took."""
+    before = lists(server)
+    assert recheck_targets(looker, tasks, expected(tasks, checked)) == {}
+    return lists(server) - before
 
 
 # --------------------------------------------------------------------------- pages seen
@@ -148,22 +161,16 @@ def test_each_way_is_tried_then_the_cheaper_one_taken(
 ) -> None:
     tasks, checked = checked_updates(client, server)
     looker = looker_for(client, server, checked)
-    hashes = expected(tasks, checked)
-
-    def requests_of_one_window() -> int:
-        before = lists(server)
-        assert recheck_targets(looker, tasks, hashes) == {}
-        return lists(server) - before
-
-    assert requests_of_one_window() == 1  # pages first
-    assert requests_of_one_window() == len(tasks)  # then each alone, to time it too
+    assert requests_of_one_window(server, looker, tasks, checked) == 1  # pages first
+    # Then each alone, to time it too.
+    assert requests_of_one_window(server, looker, tasks, checked) == len(tasks)
     assert set(looker.seconds_per) == {"pages", "alone"}
     # Then the way whose requests should take the least time for the window: a page is cheaper
     # unless it costs more than the 20 small requests it replaces.
     looker.seconds_per = {"pages": 0.030, "alone": 0.001}
-    assert requests_of_one_window() == len(tasks)
+    assert requests_of_one_window(server, looker, tasks, checked) == len(tasks)
     looker.seconds_per = {"pages": 0.015, "alone": 0.001}
-    assert requests_of_one_window() == 1
+    assert requests_of_one_window(server, looker, tasks, checked) == 1
 
 
 def test_without_pages_each_listing_is_asked_for_alone(
@@ -180,12 +187,7 @@ def test_without_pages_each_listing_is_asked_for_alone(
 def test_an_apply_whose_windows_go_by_pages_keeps_an_edit_made_midway(
     client: Client, server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    remote = pull_result(client, server.serial, progress=False).frame
-    sheet = remote.drop(columns=["ID"]).copy()
-    sheet["AreaUnit"] = "Square Feet"
-    for position in ON_PAGE_2:
-        sheet.loc[position, "Description"] = f"Repainted, listing {position}."
-    plan = plan_sync(sheet, remote, blank_unknown_location=True)
+    plan = repaint_plan(client, server)
     last = plan.updates[-1]
     assert last.id is not None
     update = client.listings.update
@@ -211,7 +213,7 @@ def test_an_apply_whose_windows_go_by_pages_keeps_an_edit_made_midway(
     assert stored["Bedrooms"] == 9
 
 
-def test_pages_that_no_longer_hold_their_listings_lose_to_looking_up_alone(
+def test_a_page_s_time_counts_the_look_ups_of_the_listings_it_no_longer_held(
     client: Client, server: EmulatorServer
 ) -> None:
     tasks, checked = checked_updates(client, server)
@@ -223,16 +225,8 @@ def test_pages_that_no_longer_hold_their_listings_lose_to_looking_up_alone(
     server.faults.only = {"RealEstateList"}
     server.faults.latency_ms = 20
     looker = looker_for(client, server, checked)
-    hashes = expected(tasks, checked)
-
-    def requests_of_one_window() -> int:
-        before = lists(server)
-        assert recheck_targets(looker, tasks, hashes) == {}
-        return lists(server) - before
-
     # The page, then each listing it did not show: the page's time counts them all, at least
-    # the latency of the page and of 20 look-ups 4 at a time (a page alone takes one).
-    assert requests_of_one_window() == 1 + len(tasks)
+    # the latency of the page and of 20 look-ups 4 at a time (a page alone takes one), so a
+    # service whose pages move soon goes the other way.
+    assert requests_of_one_window(server, looker, tasks, checked) == 1 + len(tasks)
     assert looker.seconds_per["pages"] >= (1 + len(tasks) // 4) * 0.020
-    assert requests_of_one_window() == len(tasks)  # then each alone, timed
-    assert set(looker.seconds_per) == {"pages", "alone"}
