@@ -21,6 +21,7 @@ import estatebot as eb
 from clirun import cli_env, command, run_cli
 from estatebot.emulator import EmulatorServer, running
 from estatebot.listings import write_frame
+from factories import make_listings
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 WEEK2 = SAMPLES / "mls_export_week2.xlsx"
@@ -228,6 +229,37 @@ def test_sync_exits_4_when_an_operation_fails(market: EmulatorServer, tmp_path: 
     assert "Apply: 1 updated, 198 unchanged, 1 failed" in done.out
     assert f"failed update {target} [413]" in done.out
     assert "Traceback" not in done.text
+
+
+def test_sync_cleanup_and_undo_keep_to_their_concurrency_in_their_pulls_too(
+    tmp_path: Path,
+) -> None:
+    # 1,000 listings (10 pages), each List request held 30 ms: a pull at the library's default
+    # would have 8 pages in flight, whatever --concurrency says.
+    with running(seed=None) as server:
+        server.add_listings(server.serial, make_listings(1000))
+        with pulled(server) as client:
+            frame = eb.pull_listings(client, server.serial, progress=False)
+        frame.loc[5, "Description"] = "A new description."
+        sheet = write_frame(frame, tmp_path / "listings.csv")
+        server.faults.only = {"RealEstateList"}
+        server.faults.latency_ms = 30
+        commands = {
+            "sync": ("sync", str(sheet), "--default", "AreaUnit=Square Feet",
+                     "--blank-unknown-location", "--yes"),
+            "cleanup": ("cleanup", "--min-days-on-market", "100000", "--yes"),
+            "undo": ("undo", "--yes"),
+        }  # fmt: skip
+        peaks = {}
+        for name, words in commands.items():
+            server.emulator.reset_peak()
+            done = run_cli(server, *words, "--concurrency", "3")
+            assert done.code == 0, done.text
+            peaks[name] = server.emulator.peak_in_flight
+        assert peaks == {"sync": 3, "cleanup": 3, "undo": 3}
+        listing = int(frame.loc[5, "ID"])
+        undone = server.store.listing_data(server.serial, [listing])[listing]
+        assert undone["Description"] != "A new description."
 
 
 # --------------------------------------------------------------------------- interrupted

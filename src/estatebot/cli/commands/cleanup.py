@@ -100,7 +100,9 @@ def cleanup(
             fingerprint=fingerprint, resume=resuming.resume, lock=lock, guards=guards.options(),
         )  # fmt: skip
         guided.resume_if_interrupted()
-        remote = pull_listings(client, serial, progress=progress)
+        # The pull keeps to --concurrency, as the apply does: it is how many requests at once
+        # the service is asked to bear.
+        remote = pull_listings(client, serial, concurrency=applying.concurrency, progress=progress)
         made = plan_cleanup(
             remote,
             status=tuple(status or ()),

@@ -72,7 +72,9 @@ def sync(
         )  # fmt: skip
         guided.resume_if_interrupted()
         read = read_with_flags(sheet, flags, key=planning.key.value, progress=progress)
-        remote = pull_listings(client, serial, progress=progress)
+        # The pull keeps to --concurrency, as the apply does: it is how many requests at once
+        # the service is asked to bear.
+        remote = pull_listings(client, serial, concurrency=applying.concurrency, progress=progress)
         made = plan_sync(read, remote, **planning.options(), **guards.options())
         render_plan(
             guided.console, made, sheet=read, detail=show.detail, max_rows=show.max_rows,

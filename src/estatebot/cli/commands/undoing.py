@@ -116,7 +116,7 @@ def undo(
         _check_target(target)
         made = plan_undo(
             client, serial, target, defaults=defaults, sent_values=applying.sent(),
-            progress=progress,
+            concurrency=applying.concurrency, progress=progress,
         )  # fmt: skip
         render_plan(
             guided.console, made, detail=show.detail, max_rows=show.max_rows, where=RUN_WORKBOOK

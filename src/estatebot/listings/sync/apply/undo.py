@@ -88,6 +88,7 @@ def plan_undo(
     backup: str | PathLike[str] | None = None,
     defaults: Mapping[str, str] | None = None,
     sent_values: str | Path | bool | None = None,
+    concurrency: int = 8,
     progress: bool | None = None,
 ) -> PlanArtifact:
     """The plan that reverses a run on the chatbot `serial`; apply it like any plan.
@@ -112,6 +113,7 @@ def plan_undo(
             own are unknown (`{"AreaUnit": "Square Feet"}`); only those two fields are taken.
         sent_values: The record of the values last sent: None its default place, a path, or
             False for none.
+        concurrency: Threads fetching the pages of the pull (at least 1; default 8).
         progress: Show a progress bar of the pull (None: as `ESTATEBOT_PROGRESS` says, else
             on outside CI).
 
@@ -125,13 +127,15 @@ def plan_undo(
             cannot be read, or the record of values sent cannot be opened.
         PullError: When the pull of the current listings fails.
         ValueError: When `defaults` names a field other than `AreaUnit` and `Location`, or a
-            unit that is not one of the service's.
+            unit that is not one of the service's; when `concurrency` is below 1.
     """
     fallback = check_undo_defaults(defaults)
     done = read_run(run, journal=journal, backup=backup)
     service = service_address(client)
     _check_target(done, serial, service)
-    pulled = pull_result(client, serial, progress=progress, sent_values=sent_values)
+    pulled = pull_result(
+        client, serial, concurrency=concurrency, progress=progress, sent_values=sent_values
+    )
     record = open_known(sent_values, service=service, serial=serial)
     try:
         return undo_plan(done, pulled, defaults=fallback, sent=record)
