@@ -630,16 +630,45 @@ def test_fuzzed_field_values_never_get_a_500(operation: str) -> None:
         @given(field=st.sampled_from(names), raw_value=ANY_VALUE)
         def check(field: str, raw_value: bytes) -> None:
             response = post_raw(server, operation, with_raw_value(body, field, raw_value))
-            reply = response.json()
-            assert set(reply) == ENVELOPE_KEYS
-            assert response.status_code < 500, reply
-            assert reply["Code"] == response.status_code
-            if response.status_code == 400:
-                named = (field, *ALSO_NAMED.get((operation, field), ()))
-                assert any(
-                    f"{name}: " in reply["Message"] or f"{name}." in reply["Message"]
-                    for name in named
-                ), reply
-                assert len(reply["Message"]) < 2000
+            assert_well_answered(operation, field, response)
 
         check()
+
+
+def test_a_fuzzed_stream_flag_that_asks_for_events_gets_them() -> None:
+    # "stream": true (a value the fuzzing draws) is a valid request for the answer as events;
+    # any other value but false is refused naming the field (the flag takes JSON booleans only).
+    with running(seed="small") as server:
+        body = valid_bodies(server)["ClientAsk"]
+        kinds = {}
+        for raw in (b"true", b"false", b"1", b'"true"'):
+            response = post_raw(server, "ClientAsk", with_raw_value(body, "stream", raw))
+            assert_well_answered("ClientAsk", "stream", response)
+            kinds[raw] = (response.status_code, response.headers["content-type"].split(";")[0])
+    assert kinds == {
+        b"true": (200, "text/event-stream"),
+        b"false": (200, "application/json"),
+        b"1": (400, "application/json"),
+        b'"true"': (400, "application/json"),
+    }
+
+
+def assert_well_answered(operation: str, field: str, response: httpx.Response) -> None:
+    """A reply to a body whose ``field`` was fuzzed: never a 500; an envelope whose code is the
+    status, a 400 naming the field; or, when the body asked for them, a 200 of events."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        assert response.status_code == 200
+        events = [line[6:] for line in response.text.splitlines() if line.startswith("data: ")]
+        assert events
+        assert all(isinstance(json.loads(event), dict) for event in events)
+        return
+    reply = response.json()
+    assert set(reply) == ENVELOPE_KEYS
+    assert response.status_code < 500, reply
+    assert reply["Code"] == response.status_code
+    if response.status_code == 400:
+        named = (field, *ALSO_NAMED.get((operation, field), ()))
+        assert any(
+            f"{name}: " in reply["Message"] or f"{name}." in reply["Message"] for name in named
+        ), reply
+        assert len(reply["Message"]) < 2000
