@@ -3,8 +3,9 @@
 :func:`apply_plan` performs a plan's operations and nothing else, in phases it runs in this
 order, each one function of its own module, handed the result of the one before:
 
-1. **Pull** (:func:`~estatebot.listings.remote.pull.pull_result`). The remote listings are
-   pulled once, before any write, with the List records as the service sent them.
+1. **Pull** (:meth:`.stale_check.Remote.pulled`). The remote listings are pulled once, before
+   any write, ``concurrency`` pages at a time, with the List records as the service sent them
+   and the page each came from.
 2. **Check** (:func:`.stale_check.check_against_pull`). With ``journal=``, every operation's
    start and outcome are appended to a JSON-lines file and synced to disk (:mod:`.journal`).
    Running the same plan again with the same journal skips what is done and retries what failed
@@ -44,7 +45,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from estatebot.listings.remote.pull import pull_result
 from estatebot.listings.remote.sent_record import open_sent_values, service_address
 from estatebot.listings.sync.apply.apply_options import ApplyOptions, resolve_options
 from estatebot.listings.sync.apply.backup import back_up_targets
@@ -202,14 +202,8 @@ def apply_plan(
         # 1. The pull, before any write (none for an empty plan); the re-checks count from it.
         checked_at = time.monotonic()
         remote = (
-            Remote.of(
-                pull_result(
-                    client,
-                    serial,
-                    concurrency=chosen.concurrency,
-                    progress=False,
-                    sent_values=chosen.sent_values,
-                )
+            Remote.pulled(
+                client, serial, concurrency=chosen.concurrency, sent_values=chosen.sent_values
             )
             if tasks
             else None

@@ -19,8 +19,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from estatebot.api.models import KeyType
-from estatebot.listings.remote.normalize import normalize_records
-from estatebot.listings.remote.pull import pull_result
 from estatebot.listings.sync.apply.send_tasks import Task
 from estatebot.listings.sync.apply.stale_check import Remote
 from estatebot.listings.sync.report.apply_report import CHANGED, NOT_SENT
@@ -151,9 +149,7 @@ class Looker:
         if self._alone_possible(tasks):
             looked = self._look_up(tasks)
         else:
-            looked = Remote.of(
-                pull_result(self.client, self.serial, concurrency=self.concurrency, progress=False)
-            )
+            looked = Remote.pulled(self.client, self.serial, concurrency=self.concurrency)
         return dict.fromkeys((task.op for task in tasks), looked)
 
     def _alone_possible(self, tasks: Sequence[Task]) -> bool:
@@ -215,7 +211,7 @@ def _one_remote(pages: Iterable[Sequence[dict[str, Any]]]) -> Remote:
             if ident is None or ident not in seen:
                 seen.add(ident)
                 records.append(record)
-    return Remote(normalize_records(records).frame)
+    return Remote.read(records)
 
 
 def recheck_targets(

@@ -24,7 +24,6 @@ from estatebot.api.models import KeyType, ListingInput, field_problems
 from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.remote.parsers import parse_numbers
-from estatebot.listings.remote.pull import pull_result
 from estatebot.listings.remote.records import WIRE_NAMES
 from estatebot.listings.remote.sent_record import SentValues, open_sent_values, service_address
 from estatebot.listings.sync.apply.apply_options import ApplyOptions, resolve_options
@@ -274,14 +273,8 @@ def _restore(
 ) -> ApplyReport:
     frame = read_backup(backup).reset_index(drop=True)
     raws = read_backup_raw(backup)
-    remote = Remote.of(
-        pull_result(
-            client,
-            serial,
-            concurrency=options.concurrency,
-            progress=False,
-            sent_values=options.sent_values,
-        )
+    remote = Remote.pulled(
+        client, serial, concurrency=options.concurrency, sent_values=options.sent_values
     )
     tasks: list[Task] = []
     settled: list[OpOutcome] = []  # rows decided without a request

@@ -20,12 +20,15 @@ from estatebot.api.models import LIST_RECORD_FIELDS
 from estatebot.errors import PlanError
 from estatebot.listings import schema
 from estatebot.listings.remote.normalize import normalize_records
+from estatebot.listings.remote.pull import pull_result
 from estatebot.listings.sync.apply.journal_records import OpRecord
 from estatebot.listings.sync.apply.send_tasks import Task
 from estatebot.listings.sync.values.compare import canonical_value, key_values
 from estatebot.listings.sync.values.hashing import frame_hashes
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from estatebot.api.client import Client
     from estatebot.listings.remote.pull import PullResult
 
@@ -67,6 +70,28 @@ class Remote:
         """The listings of a pull, with their List records as the service sent them and the
         page each came from."""
         return cls(pulled.frame, pulled.records, pages=pulled.pages, page_size=pulled.page_size)
+
+    @classmethod
+    def pulled(
+        cls,
+        client: Client,
+        serial: str,
+        *,
+        concurrency: int,
+        sent_values: str | Path | bool | None = None,
+    ) -> Remote:
+        """The chatbot's listings pulled now, ``concurrency`` pages at a time (the apply's own
+        limit, so its pulls ask no more of the service than its writes)."""
+        return cls.of(
+            pull_result(
+                client, serial, concurrency=concurrency, progress=False, sent_values=sent_values
+            )
+        )
+
+    @classmethod
+    def read(cls, records: Iterable[dict[str, Any]]) -> Remote:
+        """The listings of some List records (a few pages of them), read as a pull reads them."""
+        return cls(normalize_records(list(records)).frame)
 
     def page_at(self, position: int) -> int | None:
         """The page the listing at ``position`` came from (None when the pull cannot tell)."""
@@ -133,7 +158,7 @@ def look_up_created(client: Client, serial: str, task: Task) -> tuple[int | None
     """
     mls = (task.body or {}).get("MLSNumber")
     page = client.listings.list_page(serial, mls_number=str(mls), page_size=100)
-    remote = Remote(normalize_records(page.records).frame)
+    remote = Remote.read(page.records)
     found = remote.positions(task.key_type, task.key)
     if not found:
         return None
