@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -19,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openpyxl import load_workbook
 
 from estatebot.api.client import Client
@@ -169,13 +172,16 @@ def test_an_empty_plan_sends_nothing(server: EmulatorServer, client: Client) -> 
     assert dict(server.request_counts) == before  # not even a pull
 
 
-@pytest.mark.parametrize("concurrency", [2, 12])
-def test_the_pull_that_checks_the_plan_keeps_to_the_apply_s_concurrency(
-    concurrency: int, tmp_path: Path
-) -> None:
+@settings(max_examples=6, deadline=None)
+@given(concurrency=st.integers(1, 16))
+def test_the_pull_that_checks_the_plan_keeps_to_the_apply_s_concurrency(concurrency: int) -> None:
     # 30 pages of listings, each List request held 40 ms: a pull at the library's default of 8
     # threads would have 8 pages in flight, whatever the apply was told.
-    with running(seed=None) as server, client_for(server) as client:
+    with (
+        running(seed=None) as server,
+        client_for(server) as client,
+        tempfile.TemporaryDirectory() as folder,
+    ):
         server.add_listings(server.serial, make_listings(3000))
         remote = pull(client, server)
         plan = plan_sync(desired_from(remote, prices={on_sale(remote, 1)[0]: 1.0}), remote)
@@ -184,7 +190,7 @@ def test_the_pull_that_checks_the_plan_keeps_to_the_apply_s_concurrency(
         server.emulator.reset_peak()
         report = apply_plan(
             plan, client, server.serial, concurrency=concurrency, progress=False,
-            backup=tmp_path / "b.json",
+            backup=Path(folder) / "b.json",
         )  # fmt: skip
         assert report.ok
         assert server.request_counts["RealEstateList"] >= 2 * 30  # the two pulls' pages

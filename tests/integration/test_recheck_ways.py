@@ -9,8 +9,11 @@ seen, a listing that moved to another page is still found, and one that is gone 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from estatebot.api.client import Client
 from estatebot.emulator import EmulatorServer, running
@@ -47,12 +50,14 @@ def client(server: EmulatorServer) -> Iterator[Client]:
         yield made
 
 
-def repaint_plan(client: Client, server: EmulatorServer) -> SyncPlan:
-    """A plan updating the listings at ``ON_PAGE_2``: a new description each."""
+def repaint_plan(
+    client: Client, server: EmulatorServer, positions: Sequence[int] = ON_PAGE_2
+) -> SyncPlan:
+    """A plan updating the listings at ``positions`` of a pull: a new description each."""
     remote = pull_result(client, server.serial, progress=False).frame
     sheet = remote.drop(columns=["ID"]).copy()
     sheet["AreaUnit"] = "Square Feet"
-    for position in ON_PAGE_2:
+    for position in positions:
         sheet.loc[position, "Description"] = f"Repainted, listing {position}."
     return plan_sync(sheet, remote, blank_unknown_location=True)
 
@@ -230,3 +235,85 @@ def test_a_page_s_time_counts_the_look_ups_of_the_listings_it_no_longer_held(
     # service whose pages move soon goes the other way.
     assert requests_of_one_window(server, looker, tasks, checked) == 1 + len(tasks)
     assert looker.seconds_per["pages"] >= (1 + len(tasks) // 4) * 0.020
+
+
+# --------------------------------------------------------------------------- the general rule
+
+#: What may happen on the service between the check and a window's re-check.
+EVENTS = st.lists(
+    st.tuples(
+        st.sampled_from(["edit target", "delete target", "delete others", "edit other", "add"]),
+        st.integers(0, 10_000),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    start=st.integers(0, 560),
+    gap=st.integers(1, 12),
+    count=st.integers(2, 24),
+    events=EVENTS,
+)
+def test_by_pages_or_alone_a_re_check_finds_what_happened(
+    start: int, gap: int, count: int, events: list[tuple[str, int]]
+) -> None:
+    """Whatever happened on the service since the check (targets edited or deleted, other
+    listings deleted so that pages shift, listings added), reading a window's pages again finds
+    exactly what the service shows: the same verdict as a whole pull, and the one the events
+    call for."""
+    listings = 600
+    with (
+        running(seed=None) as server,
+        Client(
+            base_url=server.base_url, api_key=server.api_key, session_key=server.session_key
+        ) as client,
+    ):
+        server.add_listings(server.serial, make_listings(listings))
+        positions = sorted({min(start + k * gap, listings - 1) for k in range(count)})
+        tasks = tasks_from_plan(repaint_plan(client, server, positions))
+        assert len(tasks) == len(positions)
+        checked = check_against_pull(tasks, Remote.of(pull_result(client, server.serial)), {})
+        frame = pull_result(client, server.serial).frame
+        targeted = {task.key for task in tasks}
+        others = [
+            (int(i), str(m))
+            for i, m in zip(frame["ID"], frame["MLSNumber"], strict=True)
+            if str(m) not in targeted
+        ]
+        called: dict[str, str] = {}
+        for number, (event, pick) in enumerate(events):
+            target, (other, _) = tasks[pick % len(tasks)], others[pick % len(others)]
+            if event == "edit target" and target.op not in called:
+                _edit(server, target.id, number)
+                called[target.op] = "edited on the service"
+            elif event == "delete target":
+                client.listings.delete(server.serial, [target.key], key_type="MLSNumber")
+                called[target.op] = "no longer on the service"
+            elif event == "edit other":
+                _edit(server, other, number)
+            elif event == "delete others":  # a run of them: the pages after it shift
+                run = others[pick % len(others) :][: 1 + pick % 40]
+                client.listings.delete(server.serial, [m for _, m in run], key_type="MLSNumber")
+            elif event == "add":
+                server.add_listings(server.serial, make_listings(3, prefix=f"A{number}", seed=pick))
+        hashes = expected(tasks, checked)
+        where = Whereabouts(listings, page_size=checked.page_size, pages=checked.pages)
+        by_pages = Looker(client, server.serial, concurrency=4, where=where)
+        by_pages.seconds_per = {"pages": 0.0, "alone": 1.0}  # pages whenever they are fewer
+        whole_or_alone = Looker(client, server.serial, concurrency=4, where=Whereabouts(listings))
+        seen = recheck_targets(by_pages, tasks, hashes)
+        assert seen == recheck_targets(whole_or_alone, tasks, hashes)
+        assert seen == called
+        # The pages were read whenever they were fewer than the listings.
+        fewer = len({checked.pages[task.op] for task in tasks}) < len(tasks)
+        assert (by_pages.seconds_per["pages"] > 0) == fewer  # timed afresh when read
+
+
+def _edit(server: EmulatorServer, listing: Any, number: int) -> None:
+    """Give the listing (when still there) a number of bedrooms no listing has."""
+    found = server.store.listing_data(server.serial, [int(listing)])
+    if found:
+        data = found[int(listing)]
+        server.store.replace_listing(server.serial, int(listing), {**data, "Bedrooms": 20 + number})

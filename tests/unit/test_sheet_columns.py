@@ -336,27 +336,26 @@ def test_a_nan_written_as_a_number_is_refused_naming_its_cell_as_before(tmp_path
 
 # --------------------------------------------------------------------------- the lexer's part
 
-_XML_KINDS = st.sampled_from(["n", "s", "str", "inline", "b", "e", "styled", "point", "empty"])
+
+#: A cell of each kind, as a worksheet's XML writes it (``bit`` is ``n % 2``).
+_XML_CELL_OF_KIND = {
+    "s": '<c r="{ref}" t="s"><v>{bit}</v></c>',
+    "str": '<c r="{ref}" t="str"><f>A1</f><v>text{n}</v></c>',
+    "inline": '<c r="{ref}" t="inlineStr"><is><t>inline {n}</t></is></c>',
+    "b": '<c r="{ref}" t="b"><v>{bit}</v></c>',
+    "e": '<c r="{ref}" t="e"><v>#REF!</v></c>',
+    "styled": '<c r="{ref}" s="1"><v>{n}</v></c>',
+    "point": '<c r="{ref}"><v>{n}.0</v></c>',
+    "empty": '<c r="{ref}" s="1"/>',
+    "n": '<c r="{ref}"><v>{n}.25</v></c>',
+}
 
 
 def _xml_cell(ref: str, kind: str, n: int) -> str:
-    if kind == "s":
-        return f'<c r="{ref}" t="s"><v>{n % 2}</v></c>'
-    if kind == "str":
-        return f'<c r="{ref}" t="str"><f>A1</f><v>text{n}</v></c>'
-    if kind == "inline":
-        return f'<c r="{ref}" t="inlineStr"><is><t>inline {n}</t></is></c>'
-    if kind == "b":
-        return f'<c r="{ref}" t="b"><v>{n % 2}</v></c>'
-    if kind == "e":
-        return f'<c r="{ref}" t="e"><v>#REF!</v></c>'
-    if kind == "styled":
-        return f'<c r="{ref}" s="1"><v>{n}</v></c>'
-    if kind == "point":
-        return f'<c r="{ref}"><v>{n}.0</v></c>'
-    if kind == "empty":
-        return f'<c r="{ref}" s="1"/>'
-    return f'<c r="{ref}"><v>{n}.25</v></c>'
+    return _XML_CELL_OF_KIND[kind].format(ref=ref, n=n, bit=n % 2)
+
+
+_XML_KINDS = st.sampled_from(sorted(_XML_CELL_OF_KIND))
 
 
 @settings(max_examples=60, deadline=None)
